@@ -1,0 +1,17 @@
+//! curator-core: the model of behavioral memory and the rules that need no I/O.
+//!
+//! Everything here is pure: an observation, its id, where it lives (tier and scope), the agent-qa
+//! frontmatter codec, the security scanner, the trust arithmetic and the `<memory-context>`
+//! renderer. Storage, indexing and the curator live in other crates so that the facts of the
+//! agent-qa spec (`shared/spec/agent-qa-memory.md`) can be tested here without touching a disk.
+
+pub mod codec;
+pub mod config;
+mod id;
+mod observation;
+pub mod scanner;
+mod scope;
+
+pub use id::{IdError, IdShape, ObservationId};
+pub use observation::{Observation, ObservationSnapshot, SnapshotEntry, SuitePlacement};
+pub use scope::{ScopeError, ScopeName, Tier};

@@ -1,0 +1,1 @@
+//! The security scanner (agent-qa-memory §7). STUB.

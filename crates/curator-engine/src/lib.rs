@@ -1,0 +1,5 @@
+//! curator-engine: behavioral memory as a service to a harness.
+//!
+//! The engine ties the model (curator-core) to a store (curator-store): a scoped query that
+//! injects memory into one agent step, run sessions that remember what was injected, and the
+//! curator that turns a run's outcome into add / confirm / deprecate decisions.

@@ -1,0 +1,1 @@
+//! curator-harness: harness memory (shared/spec/harness-curator.md).

@@ -1,0 +1,121 @@
+//! The `Store` trait: the one interface the engine uses to read and change observations.
+//!
+//! The file store implements it over a memory directory; a PostgreSQL store will implement it
+//! later. A store never guesses: a missing id is `NotFound`, an id present in two folders is
+//! `DuplicateId`, and a file that cannot be read as a safe observation is a [`Problem`] that
+//! listings report instead of skipping silently.
+
+use std::path::PathBuf;
+
+use curator_core::{Observation, ObservationId, ScopeName, Tier, codec::ParseError};
+
+use crate::Result;
+use crate::journal::{JournalEntry, JournalFilter};
+
+/// An observation together with where it lives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredObservation {
+    pub tier: Tier,
+    pub scope: ScopeName,
+    pub observation: Observation,
+}
+
+/// Which observations a listing returns; `None` means any.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub tier: Option<Tier>,
+    pub scope: Option<ScopeName>,
+}
+
+/// A file the store found but will not serve, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub path: PathBuf,
+    pub kind: ProblemKind,
+}
+
+/// Why a file is not served.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProblemKind {
+    #[error("unreadable: {0}")]
+    Unreadable(String),
+    #[error("too large: {size} bytes (limit {limit})")]
+    TooLarge { size: u64, limit: u64 },
+    #[error("parse error: {0}")]
+    Parse(ParseError),
+    #[error("unsafe text: blocked by scanner rule {rule}")]
+    Unsafe { rule: String },
+    #[error("duplicate id {id}: also in {other}")]
+    DuplicateId { id: String, other: PathBuf },
+    #[error("misplaced: {0}")]
+    Misplaced(String),
+}
+
+/// The result of a listing: what is served, and what was found but refused.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub observations: Vec<StoredObservation>,
+    pub problems: Vec<Problem>,
+}
+
+/// What a mutation means; recorded in the journal and the MemoryLog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Add,
+    Confirm,
+    Deprecate,
+    Delete,
+    Edit,
+    Undo,
+}
+
+/// The one interface to stored observations.
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// Every served observation matching `filter`, plus every problem found on the way.
+    fn list(&self, filter: &ListFilter) -> Result<Listing>;
+
+    /// One observation by id: `NotFound` or `DuplicateId` rather than a guess.
+    fn get(&self, id: &ObservationId) -> Result<StoredObservation>;
+
+    /// Runs `body` holding the store's writer lock; every change made through the transaction is
+    /// journaled with `run_id` before the lock is released.
+    fn transact(
+        &self,
+        run_id: Option<&str>,
+        body: &mut dyn FnMut(&mut dyn Transaction) -> Result<()>,
+    ) -> Result<()>;
+
+    /// Journal entries, oldest first.
+    fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>>;
+}
+
+/// Reads and writes under the writer lock. Reads here see the files as they are now, not a cache.
+pub trait Transaction {
+    /// The current state of `id`, read fresh.
+    fn get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>>;
+
+    /// Every served observation of one scope, sorted by file name (agent-qa's listing order).
+    fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>>;
+
+    /// Scans, validates and atomically writes `observation` to `<tier>/<scope>/<id>.md`.
+    fn put(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        observation: &Observation,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()>;
+
+    /// Deletes `<tier>/<scope>/<id>.md`.
+    fn delete(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()>;
+}
