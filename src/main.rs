@@ -1,1 +1,45 @@
-fn main() {}
+//! `curator`: the command-line surface of the curator memory engine.
+//!
+//! The binary is thin on purpose (as ripgrep's `core` crate is): it parses flags, turns them into
+//! requests to the library crates, prints the result as text or `--json`, and decides the exit
+//! code in exactly one place — 0 ok, 1 error, 2 usage, 3 lint problems found.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod args;
+mod cmd;
+mod context;
+mod output;
+
+fn main() -> ExitCode {
+    let args = match args::Cli::try_parse() {
+        Ok(args) => args,
+        Err(err) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let code = if err.use_stderr() { 2 } else { 0 };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    init_tracing(args.global.verbose);
+    match cmd::run(args) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CURATOR_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

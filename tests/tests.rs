@@ -1,1 +1,10 @@
+//! The binary's integration tests: one target, so one link step (as ripgrep does).
+//!
+//! The CLI contract is the test surface: every test runs the built `curator` binary in a fresh
+//! memory root and asserts stdout, stderr and the exit code.
 
+// Shared helpers: a memory-root `Dir` and a `curator` command preset with `--root`.
+mod util;
+
+// init / add / show / list / rm / lint: the store's CLI basics (issue 2).
+mod store_cli;

@@ -1,0 +1,100 @@
+//! `curator add`: write one new observation, scanned and validated, under the lock.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result, bail};
+use curator_core::{Observation, ObservationId, ScopeName, SnapshotEntry, SuitePlacement, Tier};
+use curator_store::{Action, Store};
+
+use crate::args::AddArgs;
+use crate::context::Context;
+use crate::output;
+
+/// Largest body accepted from stdin or the command line.
+const MAX_BODY_BYTES: usize = 1 << 20;
+
+pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<ExitCode> {
+    let tier: Tier = args.tier.parse()?;
+    let scope = ScopeName::new(args.scope.as_str())?;
+    if !(0.0..=1.0).contains(&args.trust) {
+        bail!("--trust must be between 0 and 1, got {}", args.trust);
+    }
+    let suite = suite_placement(args)?;
+    if suite.is_some() && tier != Tier::Suites {
+        bail!("--position/--suite-tests only apply to the suites tier");
+    }
+    let content = read_body(args.body.as_deref())?;
+    let now = curator_core::time::now_iso();
+    let store = ctx.store()?;
+    let mut written: Option<ObservationId> = None;
+    store.transact(None, &mut |tx| {
+        let id = ObservationId::generate_unique(|id| matches!(tx.get(id), Ok(Some(_))));
+        let observation = Observation {
+            id: id.clone(),
+            title: args.title.clone(),
+            content: content.clone(),
+            trust: args.trust,
+            created: now.clone(),
+            last_confirmed: now.clone(),
+            confirmed_count: 0,
+            contradicted_count: 0,
+            source_test: args.source_test.clone(),
+            suite: suite.clone(),
+            extra: Default::default(),
+        };
+        tx.put(tier, &scope, &observation, Action::Add, "added with curator add")?;
+        written = Some(id);
+        Ok(())
+    })?;
+    let id = written.context("the store wrote no observation")?;
+    if ctx.json {
+        output::print_json(&serde_json::json!({
+            "id": id.as_str(),
+            "tier": tier.dir_name(),
+            "scope": scope.as_str(),
+        }))?;
+    } else {
+        output::print_text(&format!("{id}\n"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn suite_placement(args: &AddArgs) -> Result<Option<SuitePlacement>> {
+    let (Some(position), Some(path)) = (args.position, &args.suite_tests) else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading --suite-tests file {}", path.display()))?;
+    let suite_snapshot: Vec<SnapshotEntry> = serde_json::from_str(&text).with_context(|| {
+        format!("--suite-tests file {}: expected [{{\"test\":…,\"id\":…}}, …]", path.display())
+    })?;
+    if suite_snapshot.is_empty() {
+        bail!("--suite-tests file {} lists no tests", path.display());
+    }
+    Ok(Some(SuitePlacement { position, suite_snapshot }))
+}
+
+fn read_body(arg: Option<&str>) -> Result<String> {
+    let body = match arg {
+        Some(text) if text != "-" => text.to_owned(),
+        _ => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .take(MAX_BODY_BYTES as u64 + 1)
+                .read_to_end(&mut buf)
+                .context("reading the body from stdin")?;
+            String::from_utf8(buf).context("the body on stdin is not UTF-8")?
+        }
+    };
+    if body.len() > MAX_BODY_BYTES {
+        bail!("the body is larger than {MAX_BODY_BYTES} bytes");
+    }
+    // The file format keeps one trailing newline of its own (§1.6); a body read from stdin
+    // usually ends with one, which is not part of the content.
+    let body = body.strip_suffix('\n').unwrap_or(&body).replace("\r\n", "\n");
+    if body.trim().is_empty() {
+        bail!("the body is empty: give it as an argument or on stdin");
+    }
+    Ok(body)
+}

@@ -1,0 +1,47 @@
+//! `curator list [--tier T] [--scope S]`.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use curator_core::{ScopeName, Tier};
+use curator_store::{ListFilter, Store};
+
+use crate::args::ListArgs;
+use crate::cmd::view::ObservationView;
+use crate::context::Context;
+use crate::output;
+
+pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<ExitCode> {
+    let filter = ListFilter {
+        tier: args.tier.as_deref().map(str::parse::<Tier>).transpose()?,
+        scope: args.scope.as_deref().map(ScopeName::new).transpose()?,
+    };
+    let store = ctx.store()?;
+    let listing = store.list(&filter)?;
+    if !listing.problems.is_empty() {
+        eprintln!(
+            "warning: {} file(s) skipped; run `curator lint` to see why",
+            listing.problems.len()
+        );
+    }
+    if ctx.json {
+        let views: Vec<ObservationView> =
+            listing.observations.iter().map(ObservationView::from).collect();
+        output::print_json(&views)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut text = String::new();
+    for stored in &listing.observations {
+        let obs = &stored.observation;
+        text.push_str(&format!(
+            "{}  {:>4}  {}/{}  {}\n",
+            obs.id,
+            curator_core::render::to_fixed2(obs.trust),
+            stored.tier,
+            stored.scope,
+            output::ellipsize(&obs.title, 60)
+        ));
+    }
+    output::print_text(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

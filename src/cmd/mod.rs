@@ -1,0 +1,30 @@
+//! One module per subcommand: each turns its flags into a library request, calls the library and
+//! hands the result to `output`. Only `main.rs` turns the outcome into an exit code.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::args::{Cli, Command};
+use crate::context::Context;
+
+mod add;
+mod init;
+mod lint;
+mod list;
+mod rm;
+mod show;
+mod view;
+
+/// Runs one parsed command line.
+pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
+    let ctx = Context::load(&cli.global)?;
+    match cli.command {
+        Command::Init => init::run(&ctx),
+        Command::Add(args) => add::run(&ctx, &args),
+        Command::Show(args) => show::run(&ctx, &args),
+        Command::List(args) => list::run(&ctx, &args),
+        Command::Rm(args) => rm::run(&ctx, &args),
+        Command::Lint => lint::run(&ctx),
+    }
+}
