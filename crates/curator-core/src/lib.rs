@@ -11,6 +11,8 @@ mod id;
 mod observation;
 pub mod scanner;
 mod scope;
+pub mod similarity;
+pub mod trust;
 
 pub use id::{IdError, IdShape, ObservationId};
 pub use observation::{Observation, ObservationSnapshot, SnapshotEntry, SuitePlacement};
