@@ -7,8 +7,10 @@
 
 pub mod codec;
 pub mod config;
+pub mod fts;
 mod id;
 mod observation;
+pub mod render;
 pub mod scanner;
 mod scope;
 pub mod similarity;
