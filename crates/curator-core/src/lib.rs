@@ -16,6 +16,9 @@ mod scope;
 pub mod similarity;
 pub mod trust;
 
-pub use id::{IdError, IdShape, ObservationId};
+pub use id::{
+    IdCollision, IdError, IdShape, ObservationId, generate_run_id, is_canonical_hook_id,
+    is_canonical_run_id, is_canonical_suite_id, is_canonical_test_id,
+};
 pub use observation::{Observation, ObservationSnapshot, SnapshotEntry, SuitePlacement};
 pub use scope::{ScopeError, ScopeName, Tier};
