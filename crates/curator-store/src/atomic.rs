@@ -1,10 +1,122 @@
-//! Atomic file replacement. STUB.
+//! Atomic file replacement (fixes agent-qa-memory §11.16: agent-qa writes in place, so a crash
+//! or a concurrent reader can see a torn observation).
+//!
+//! Invariant: a reader of `path` sees the complete old file or the complete new one, never a mix,
+//! and after `atomic_write` returns the new content survives a power loss. The temp file lives in
+//! the target's folder (a rename is atomic only within one file system) and its name starts with
+//! a dot, so agent-qa's listing rule (`obs_*.md`, §1.2) never picks up a leftover temp.
 
-use std::path::Path;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Result};
 
 /// Writes `bytes` to `path` so that readers see the old file or the new one, never a mix:
-/// temp file in the same folder, fsync, rename, fsync the folder.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> crate::Result<()> {
-    let _ = (path, bytes);
-    unimplemented!()
+/// temp file in the same folder, fsync, rename, fsync the folder. The temp file is removed when
+/// any step fails. The folder must exist.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = parent_dir(path);
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::io(path, std::io::Error::other("path has no file name")))?;
+    let (temp_path, mut temp) = create_temp(dir, &name.to_string_lossy())?;
+    let written = temp
+        .write_all(bytes)
+        .and_then(|()| temp.sync_all())
+        .map_err(|e| Error::io(&temp_path, e))
+        .and_then(|()| {
+            drop(temp);
+            fs::rename(&temp_path, path).map_err(|e| Error::io(path, e))
+        });
+    if let Err(err) = written {
+        // Best effort: the write already failed; a leftover dot-file is harmless but untidy.
+        let _ = fs::remove_file(&temp_path);
+        return Err(err);
+    }
+    sync_dir(dir)
+}
+
+/// Fsyncs a folder so that a rename or unlink in it is durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))
+}
+
+/// The folder holding `path` (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Creates a new, uniquely named dot-file in `dir`: `.<name>.tmp-<pid>-<random>`.
+pub(crate) fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, File)> {
+    // 64 random bits make a collision practically impossible; `create_new` turns the remaining
+    // chance into a retry instead of two writers sharing one temp file.
+    for _ in 0..8 {
+        let temp_path =
+            dir.join(format!(".{name}.tmp-{}-{:016x}", std::process::id(), rand::random::<u64>()));
+        match OpenOptions::new().write(true).create_new(true).open(&temp_path) {
+            Ok(file) => return Ok((temp_path, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io(&temp_path, e)),
+        }
+    }
+    Err(Error::io(dir, std::io::Error::other("could not create a unique temp file")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn creates_and_replaces_without_leaving_temps() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("obs_a.md");
+        atomic_write(&path, b"first").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"first");
+        atomic_write(&path, b"second, longer").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"second, longer");
+        assert_eq!(names(dir.path()), ["obs_a.md"]);
+    }
+
+    #[test]
+    fn a_failed_rename_removes_the_temp_and_keeps_the_target() {
+        let dir = tempfile::tempdir().unwrap();
+        // A non-empty directory at the target makes rename fail after the temp was written.
+        let path = dir.path().join("target");
+        fs::create_dir(&path).unwrap();
+        fs::write(path.join("keep"), b"x").unwrap();
+        let err = atomic_write(&path, b"data").unwrap_err();
+        assert!(err.to_string().contains("target"), "{err}");
+        assert_eq!(names(dir.path()), ["target"]);
+        assert_eq!(names(&path), ["keep"]);
+    }
+
+    #[test]
+    fn a_missing_folder_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nope").join("obs_a.md");
+        let err = atomic_write(&path, b"x").unwrap_err();
+        assert!(err.to_string().contains("nope"), "{err}");
+    }
+
+    #[test]
+    fn temp_names_are_hidden_from_the_listing_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let (temp, _file) = create_temp(dir.path(), "obs_a.md").unwrap();
+        let name = temp.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(".obs_a.md.tmp-"), "{name}");
+        assert!(!name.starts_with("obs_"));
+    }
 }

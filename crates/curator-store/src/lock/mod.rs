@@ -1,0 +1,311 @@
+//! agent-qa's `.curator.lock` protocol (agent-qa-memory §6), with the fixes of §11.17.
+//!
+//! Invariant: at most one writer — curator or agent-qa — holds a lock path at a time, and a lock
+//! file is only ever deleted by its holder or by a waiter that has proof the holder is gone
+//! (the rules are in `stale.rs`).
+//!
+//! Compatibility with agent-qa: the file is created exclusively, holds exactly
+//! `{"pid":N,"timestamp":"<ISO ms Z>"}` (no spaces, no newline) and is deleted on release, so
+//! agent-qa waits for us and we wait for it. What curator adds is invisible to agent-qa:
+//!
+//! * The file is written and flocked under a temp name first and then hard-linked into place
+//!   (`link` fails with EEXIST just as `O_EXCL` does), so a curator lock file is never seen empty
+//!   and its flock is taken from the moment it exists until after it is deleted. A waiter uses
+//!   the flock as proof of a live curator holder, and holds the stale file's flock while deleting
+//!   it so that two waiters never both "steal" and one deletes the other's fresh lock. On a file
+//!   system without hard links it falls back to `O_EXCL` create + flock + write.
+//! * Waiting backs off from ~10 ms to ~200 ms with random jitter instead of agent-qa's fixed
+//!   200 ms, and the timeout error names the holder.
+//! * Release deletes the file only if the path still names the very file we created (stricter
+//!   than agent-qa's "same pid", which cannot tell two holders of one process apart).
+//!
+//! Not handled: a crash between `link` and removing the temp name leaves a hidden
+//! `.<lock>.tmp-<pid>-<rand>` file next to the lock; it is harmless (no listing reads it).
+
+mod process;
+mod stale;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+
+use crate::atomic::{create_temp, parent_dir};
+use crate::{Error, Result};
+use process::{ProcessProbe, SystemProbe};
+use stale::{Observed, Verdict, judge};
+
+/// How long to wait for the lock (config `curatorLockTimeout`, agent-qa-memory §2; also T in the
+/// 2·T staleness rule).
+#[derive(Debug, Clone)]
+pub struct LockOptions {
+    pub timeout: Duration,
+}
+
+impl LockOptions {
+    /// agent-qa's default `curatorLockTimeout`: 120 000 ms.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+}
+
+impl Default for LockOptions {
+    fn default() -> Self {
+        LockOptions { timeout: Self::DEFAULT_TIMEOUT }
+    }
+}
+
+/// Who holds a lock, as written in the lock file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockHolder {
+    pub pid: u32,
+    pub timestamp: String,
+}
+
+impl LockHolder {
+    /// This process, now; the timestamp as JavaScript's `toISOString()` writes it.
+    pub fn current() -> Self {
+        LockHolder { pid: std::process::id(), timestamp: iso_millis(Timestamp::now()) }
+    }
+
+    /// The exact file content agent-qa writes: `JSON.stringify({pid, timestamp})`.
+    pub fn content(&self) -> String {
+        let timestamp = serde_json::Value::String(self.timestamp.clone());
+        format!(r#"{{"pid":{},"timestamp":{timestamp}}}"#, self.pid)
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.sssZ`, always three fraction digits, UTC.
+pub(crate) fn iso_millis(t: Timestamp) -> String {
+    format!("{t:.3}")
+}
+
+/// Held lock; released (file deleted when it is still ours, flock dropped) on drop.
+#[derive(Debug)]
+pub struct LockGuard {
+    path: PathBuf,
+    holder: LockHolder,
+    /// Open on our lock file and flocked; `None` once released.
+    file: Option<File>,
+    identity: (u64, u64),
+}
+
+impl LockGuard {
+    /// The lock file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What we wrote into the lock file.
+    pub fn holder(&self) -> &LockHolder {
+        &self.holder
+    }
+
+    /// Releases now, reporting a failure to delete the file (drop only logs it).
+    pub fn release(mut self) -> Result<()> {
+        self.release_inner()
+    }
+
+    fn release_inner(&mut self) -> Result<()> {
+        let Some(file) = self.file.take() else { return Ok(()) };
+        // Delete before unlocking: a waiter that gets the flock next must find the path gone
+        // or replaced, never our file with a free flock.
+        let result = match fs::symlink_metadata(&self.path) {
+            Ok(meta) if identity(&meta) == self.identity => match fs::remove_file(&self.path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(Error::io(&self.path, e)),
+            },
+            Ok(_) => {
+                tracing::warn!(path = %self.path.display(), "lock file was replaced by another holder; left in place");
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                tracing::warn!(path = %self.path.display(), "lock file was deleted while we held it");
+                Ok(())
+            }
+            Err(e) => Err(Error::io(&self.path, e)),
+        };
+        drop(file);
+        result
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        if let Err(err) = self.release_inner() {
+            tracing::warn!("releasing lock: {err}");
+        }
+    }
+}
+
+/// Acquires the lock file at `path` (any path: the memory root's `.curator.lock`, a harness
+/// state folder's lock...), creating its folder if needed, waiting up to `options.timeout`.
+pub fn acquire_lock(path: &Path, options: &LockOptions) -> Result<LockGuard> {
+    acquire_with(path, options, &SystemProbe)
+}
+
+/// What one look at an existing lock file concluded.
+enum Seen {
+    /// The file vanished or was replaced while we looked: try again at once.
+    Gone,
+    /// We deleted a stale file: try again at once.
+    Stolen,
+    Held(Option<LockHolder>),
+}
+
+pub(crate) fn acquire_with(
+    path: &Path,
+    options: &LockOptions,
+    probe: &dyn ProcessProbe,
+) -> Result<LockGuard> {
+    let dir = parent_dir(path);
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let started = Instant::now();
+    let deadline = started + options.timeout;
+    let mut delay = Duration::from_millis(10);
+    let mut last_holder = None;
+    loop {
+        if let Some(guard) = try_create(path)? {
+            return Ok(guard);
+        }
+        let problem = match inspect(path, options.timeout, probe) {
+            Ok(Seen::Gone | Seen::Stolen) => continue,
+            Ok(Seen::Held(holder)) => {
+                last_holder = holder.or(last_holder);
+                None
+            }
+            // agent-qa aborts here (§11.17); an unreadable lock file is worth waiting out.
+            Err(err) => Some(err.to_string()),
+        };
+        let now = Instant::now();
+        if now >= deadline {
+            let waited = now - started;
+            return Err(match (last_holder, problem) {
+                (None, Some(reason)) => Error::Lock {
+                    path: path.to_owned(),
+                    reason: format!("{reason}; waited {:.3}s", waited.as_secs_f64()),
+                },
+                (holder, _) => Error::LockTimeout { path: path.to_owned(), holder, waited },
+            });
+        }
+        let jittered = rand::random_range(delay / 2..=delay);
+        std::thread::sleep(jittered.min(deadline - now));
+        delay = (delay * 3 / 2).min(Duration::from_millis(200));
+    }
+}
+
+/// One attempt to create the lock file; `None` when it already exists.
+fn try_create(path: &Path) -> Result<Option<LockGuard>> {
+    let holder = LockHolder::current();
+    let content = holder.content();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (temp_path, mut temp) = create_temp(parent_dir(path), &name)?;
+    let prepared = temp
+        .write_all(content.as_bytes())
+        .and_then(|()| temp.lock())
+        .map_err(|e| Error::io(&temp_path, e));
+    let linked = prepared.and_then(|()| {
+        match fs::hard_link(&temp_path, path) {
+            Ok(()) => Ok(Some(())),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| Error::io(path, e))
+    });
+    let _ = fs::remove_file(&temp_path);
+    match linked {
+        Ok(Some(())) => finish(path, holder, temp, &content).map(Some),
+        Ok(None) => Ok(None),
+        Err(Error::Io { source, .. }) if no_hard_links(&source) => create_exclusive(path),
+        Err(err) => Err(err),
+    }
+}
+
+fn no_hard_links(err: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{PermissionDenied, Unsupported};
+    matches!(err.kind(), Unsupported | PermissionDenied)
+}
+
+/// The fallback for file systems without hard links: agent-qa's `wx` create, flocked before the
+/// content is written (waiters give an empty file [`stale::UNPARSABLE_GRACE`]).
+fn create_exclusive(path: &Path) -> Result<Option<LockGuard>> {
+    let holder = LockHolder::current();
+    let content = holder.content();
+    let mut file = match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    file.lock()
+        .and_then(|()| file.write_all(content.as_bytes()))
+        .map_err(|e| Error::io(path, e))?;
+    finish(path, holder, file, &content).map(Some)
+}
+
+/// Reads the lock back through its path (§6: verify that the file there is ours).
+fn finish(path: &Path, holder: LockHolder, file: File, content: &str) -> Result<LockGuard> {
+    let ours = identity(&file.metadata().map_err(|e| Error::io(path, e))?);
+    let guard = LockGuard { path: path.to_owned(), holder, file: Some(file), identity: ours };
+    let on_disk = fs::read(path).map_err(|e| Error::io(path, e))?;
+    let meta = fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
+    if on_disk != content.as_bytes() || identity(&meta) != ours {
+        return Err(Error::Lock {
+            path: path.to_owned(),
+            reason: "the lock file changed right after we created it".into(),
+        });
+    }
+    Ok(guard)
+}
+
+/// Looks at an existing lock file and deletes it if it is stale.
+fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<Seen> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Seen::Gone),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let flock_free = match file.try_lock() {
+        Ok(()) => true,
+        Err(std::fs::TryLockError::WouldBlock) => false,
+        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if flock_free && !names_same_file(path, &meta) {
+        // The holder released (or a waiter stole) between our open and our flock.
+        return Ok(Seen::Gone);
+    }
+    let mut content = Vec::new();
+    // A lock file is ~60 bytes; refuse to slurp something huge placed there by mistake.
+    (&mut file).take(4096).read_to_end(&mut content).map_err(|e| Error::io(path, e))?;
+    let age = meta.modified().ok().and_then(|m| m.elapsed().ok());
+    let seen = Observed { content: &content, age, flock_free };
+    match judge(&seen, Timestamp::now(), timeout, std::process::id(), probe) {
+        Verdict::Held => Ok(Seen::Held(stale::holder_of(&content))),
+        Verdict::Stale(reason) => {
+            tracing::info!(path = %path.display(), reason, "removing stale lock");
+            // We hold this file's flock, so no other curator waiter can be deleting it too;
+            // the identity check keeps us from deleting a successor's fresh file.
+            if names_same_file(path, &meta) {
+                match fs::remove_file(path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(Error::io(path, e)),
+                }
+            }
+            Ok(Seen::Stolen)
+        }
+    }
+}
+
+fn identity(meta: &fs::Metadata) -> (u64, u64) {
+    (meta.dev(), meta.ino())
+}
+
+fn names_same_file(path: &Path, meta: &fs::Metadata) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| identity(&m) == identity(meta))
+}
+
+#[cfg(test)]
+mod tests;

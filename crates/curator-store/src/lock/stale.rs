@@ -1,0 +1,234 @@
+//! When may a waiter delete somebody else's `.curator.lock`? (agent-qa-memory §6 `isStale`, with
+//! the fixes of §11.17.)
+//!
+//! The rule is agent-qa's — a holder is stale when its file cannot be read as the lock JSON, its
+//! pid is dead, or its timestamp is older than 2·T — with three changes, each of which only ever
+//! makes curator *more* patient than agent-qa except where it has proof:
+//!
+//! 1. **The flock decides for curator holders.** Every curator holder keeps an flock on the lock
+//!    file from before the file becomes visible until after it is deleted. If the flock is
+//!    taken, a live curator holds the lock: it is never stale, whatever its pid looks like from
+//!    here (another pid namespace) and however old it is (a long transaction is not a dead one).
+//!    A free flock is *not* proof of death on its own, because agent-qa does not flock.
+//! 2. **EPERM is alive**, and a zombie is dead (see `process.rs`).
+//! 3. **PID reuse is detected without a new field** (agent-qa would not accept one): the lock's
+//!    pid is ours but the flock is free (all our holders flock, so this is an earlier process
+//!    whose pid we now have), or the process using that pid started after the lock's timestamp
+//!    (Linux start time; it cannot have written the file).
+//!
+//! One more guard fixes a race agent-qa has: it creates the file first and writes the JSON
+//! second, so a waiter may read an empty file. An unparsable file is stale only once it is older
+//! than [`UNPARSABLE_GRACE`]; curator's own lock files are never visible half-written.
+
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::process::{Liveness, ProcessProbe};
+use crate::lock::LockHolder;
+
+/// How old an unparsable lock file must be before it counts as abandoned.
+pub(crate) const UNPARSABLE_GRACE: Duration = Duration::from_secs(1);
+
+/// How much later than the lock's timestamp a process may appear to have started before its pid
+/// counts as reused: boot time has one-second resolution and clocks drift.
+const START_TIME_TOLERANCE: SignedDuration = SignedDuration::from_secs(5);
+
+/// What a waiter sees when the lock file exists.
+#[derive(Debug)]
+pub(crate) struct Observed<'a> {
+    pub(crate) content: &'a [u8],
+    /// How long ago the file was last modified (`None` if unknown).
+    pub(crate) age: Option<Duration>,
+    /// `true` when our `try_lock` on the file succeeded, i.e. no curator holds it.
+    pub(crate) flock_free: bool,
+}
+
+/// The waiter's conclusion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The holder is (or may be) alive: wait.
+    Held,
+    /// The holder is gone: delete the file and try again at once. The reason is for the log.
+    Stale(&'static str),
+}
+
+/// Judges a lock file. `timeout` is T; `own_pid` is this process.
+pub(crate) fn judge(
+    seen: &Observed<'_>,
+    now: Timestamp,
+    timeout: Duration,
+    own_pid: u32,
+    probe: &dyn ProcessProbe,
+) -> Verdict {
+    if !seen.flock_free {
+        return Verdict::Held;
+    }
+    let Some(json) = parse_json(seen.content) else {
+        return match seen.age {
+            Some(age) if age < UNPARSABLE_GRACE => Verdict::Held,
+            _ => Verdict::Stale("content is not the lock JSON"),
+        };
+    };
+    // agent-qa: a missing or non-numeric pid makes kill() throw, which it reads as stale.
+    let Some(pid) = json.get("pid").and_then(serde_json::Value::as_u64) else {
+        return Verdict::Stale("no numeric pid");
+    };
+    let Ok(pid) = u32::try_from(pid) else {
+        return Verdict::Stale("pid out of range");
+    };
+    if pid == own_pid {
+        return Verdict::Stale("our own pid without our flock: an earlier process with this pid");
+    }
+    if probe.liveness(pid) == Liveness::Dead {
+        return Verdict::Stale("holder process is dead");
+    }
+    // agent-qa: Date.parse of a missing or bad timestamp is NaN, and NaN is never stale.
+    let Some(stamp) = json.get("timestamp").and_then(|t| t.as_str()?.parse::<Timestamp>().ok())
+    else {
+        return Verdict::Held;
+    };
+    if probe.start_time(pid).is_some_and(|start| start > stamp + START_TIME_TOLERANCE) {
+        return Verdict::Stale("pid reused: the process started after the lock was taken");
+    }
+    let limit = SignedDuration::try_from(timeout.saturating_mul(2)).unwrap_or(SignedDuration::MAX);
+    if now.duration_since(stamp) > limit {
+        return Verdict::Stale("timestamp older than twice the lock timeout");
+    }
+    Verdict::Held
+}
+
+/// The holder as written in the file, for messages; `None` when the file is not the lock JSON.
+pub(crate) fn holder_of(content: &[u8]) -> Option<LockHolder> {
+    let json = parse_json(content)?;
+    let pid = u32::try_from(json.get("pid")?.as_u64()?).ok()?;
+    let timestamp = match json.get("timestamp") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "an unknown time".to_owned(),
+    };
+    Some(LockHolder { pid, timestamp })
+}
+
+fn parse_json(content: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    match serde_json::from_slice(content).ok()? {
+        serde_json::Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Answers the lock's questions from a table instead of the operating system.
+    struct FakeProbe {
+        liveness: Liveness,
+        start: Option<Timestamp>,
+    }
+
+    impl ProcessProbe for FakeProbe {
+        fn liveness(&self, _pid: u32) -> Liveness {
+            self.liveness
+        }
+        fn start_time(&self, _pid: u32) -> Option<Timestamp> {
+            self.start
+        }
+    }
+
+    const T: Duration = Duration::from_secs(120);
+    const OWN: u32 = 7;
+
+    fn now() -> Timestamp {
+        "2026-04-10T12:00:00.000Z".parse().unwrap()
+    }
+
+    fn probe(liveness: Liveness) -> FakeProbe {
+        FakeProbe { liveness, start: Some("2026-04-10T11:00:00Z".parse().unwrap()) }
+    }
+
+    fn verdict(content: &str, flock_free: bool, probe: &FakeProbe) -> Verdict {
+        let seen = Observed {
+            content: content.as_bytes(),
+            age: Some(Duration::from_secs(10)),
+            flock_free,
+        };
+        judge(&seen, now(), T, OWN, probe)
+    }
+
+    const FRESH: &str = r#"{"pid":4242,"timestamp":"2026-04-10T11:59:00.000Z"}"#;
+
+    #[test]
+    fn a_held_flock_is_a_live_curator_whatever_the_file_says() {
+        let dead = probe(Liveness::Dead);
+        assert_eq!(verdict(FRESH, false, &dead), Verdict::Held);
+        assert_eq!(verdict("garbage", false, &dead), Verdict::Held);
+        let ancient = r#"{"pid":4242,"timestamp":"2000-01-01T00:00:00.000Z"}"#;
+        assert_eq!(verdict(ancient, false, &dead), Verdict::Held);
+    }
+
+    #[test]
+    fn agent_qa_rules_apply_when_no_flock_is_held() {
+        assert_eq!(verdict(FRESH, true, &probe(Liveness::Alive)), Verdict::Held);
+        assert!(matches!(verdict(FRESH, true, &probe(Liveness::Dead)), Verdict::Stale(_)));
+        for bad in ["", "{", "[]", "null", r#"{"timestamp":"x"}"#, r#"{"pid":"4242"}"#] {
+            assert!(
+                matches!(verdict(bad, true, &probe(Liveness::Alive)), Verdict::Stale(_)),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn eperm_counts_as_alive_until_twice_the_timeout() {
+        let eperm = probe(Liveness::NotPermitted);
+        assert_eq!(verdict(FRESH, true, &eperm), Verdict::Held);
+        let at_limit = r#"{"pid":4242,"timestamp":"2026-04-10T11:56:00.000Z"}"#;
+        assert_eq!(verdict(at_limit, true, &eperm), Verdict::Held);
+        let past = r#"{"pid":4242,"timestamp":"2026-04-10T11:55:59.999Z"}"#;
+        assert!(matches!(verdict(past, true, &eperm), Verdict::Stale(_)));
+    }
+
+    #[test]
+    fn an_unparsable_timestamp_is_never_stale_by_age() {
+        let odd = r#"{"pid":4242,"timestamp":"yesterday"}"#;
+        assert_eq!(verdict(odd, true, &probe(Liveness::Alive)), Verdict::Held);
+        let missing = r#"{"pid":4242}"#;
+        assert_eq!(verdict(missing, true, &probe(Liveness::Alive)), Verdict::Held);
+    }
+
+    #[test]
+    fn a_reused_pid_is_detected_by_start_time_or_by_our_own_pid() {
+        let reused = FakeProbe {
+            liveness: Liveness::Alive,
+            start: Some("2026-04-10T11:59:30Z".parse().unwrap()),
+        };
+        assert!(matches!(verdict(FRESH, true, &reused), Verdict::Stale(_)));
+        // Within the tolerance the writer may still be that process.
+        let close = FakeProbe {
+            liveness: Liveness::Alive,
+            start: Some("2026-04-10T11:59:04Z".parse().unwrap()),
+        };
+        assert_eq!(verdict(FRESH, true, &close), Verdict::Held);
+        let ours = r#"{"pid":7,"timestamp":"2026-04-10T11:59:00.000Z"}"#;
+        assert!(matches!(verdict(ours, true, &probe(Liveness::Alive)), Verdict::Stale(_)));
+        assert_eq!(verdict(ours, false, &probe(Liveness::Alive)), Verdict::Held);
+    }
+
+    #[test]
+    fn a_half_written_file_gets_a_grace_period() {
+        let young =
+            Observed { content: b"", age: Some(Duration::from_millis(5)), flock_free: true };
+        assert_eq!(judge(&young, now(), T, OWN, &probe(Liveness::Alive)), Verdict::Held);
+        let old = Observed { content: b"", age: Some(Duration::from_secs(2)), flock_free: true };
+        assert!(matches!(judge(&old, now(), T, OWN, &probe(Liveness::Alive)), Verdict::Stale(_)));
+    }
+
+    #[test]
+    fn holders_are_read_for_messages() {
+        let h = holder_of(FRESH.as_bytes()).unwrap();
+        assert_eq!((h.pid, h.timestamp.as_str()), (4242, "2026-04-10T11:59:00.000Z"));
+        assert_eq!(holder_of(br#"{"pid":1}"#).unwrap().timestamp, "an unknown time");
+        assert!(holder_of(b"nope").is_none());
+    }
+}

@@ -1,0 +1,205 @@
+//! Lock protocol tests in one process; the multi-process ones are in `tests/lock.rs`.
+
+use std::fs;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::process::Liveness;
+use super::*;
+
+struct FakeProbe(Liveness);
+
+impl ProcessProbe for FakeProbe {
+    fn liveness(&self, _pid: u32) -> Liveness {
+        self.0
+    }
+    fn start_time(&self, _pid: u32) -> Option<Timestamp> {
+        None
+    }
+}
+
+fn opts(ms: u64) -> LockOptions {
+    LockOptions { timeout: Duration::from_millis(ms) }
+}
+
+fn foreign(pid: u32, age: Duration) -> String {
+    let stamp = Timestamp::now() - jiff::SignedDuration::try_from(age).unwrap();
+    LockHolder { pid, timestamp: iso_millis(stamp) }.content()
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_lock_file_holds_exactly_agent_qa_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    let guard = acquire_lock(&path, &opts(1000)).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    let prefix = format!(r#"{{"pid":{},"timestamp":""#, std::process::id());
+    assert!(text.starts_with(&prefix), "{text}");
+    let stamp = text.strip_prefix(&prefix).unwrap().strip_suffix("\"}").unwrap();
+    // `new Date().toISOString()`: 24 characters, millisecond precision, Z.
+    assert_eq!(stamp.len(), 24, "{stamp}");
+    assert_eq!(&stamp[19..20], ".");
+    assert!(stamp.ends_with('Z'));
+    stamp.parse::<Timestamp>().unwrap();
+    assert_eq!(text, guard.holder().content());
+    assert_eq!(entries(dir.path()), [".curator.lock"], "no temp file left behind");
+    drop(guard);
+    assert!(entries(dir.path()).is_empty(), "release deletes the file");
+}
+
+#[test]
+fn content_escapes_like_json_stringify() {
+    let h = LockHolder { pid: 4242, timestamp: "2026-04-10T12:00:00.000Z".into() };
+    assert_eq!(h.content(), r#"{"pid":4242,"timestamp":"2026-04-10T12:00:00.000Z"}"#);
+    assert_eq!(iso_millis("2026-04-10T12:00:00Z".parse().unwrap()), "2026-04-10T12:00:00.000Z");
+}
+
+#[test]
+fn parent_folders_are_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".harness/memory/.curator.lock");
+    let guard = acquire_lock(&path, &opts(1000)).unwrap();
+    assert!(path.exists());
+    guard.release().unwrap();
+    assert!(!path.exists());
+}
+
+#[test]
+fn holders_in_one_process_exclude_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = Arc::new(dir.path().join(".curator.lock"));
+    let inside = Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (path, inside) = (Arc::clone(&path), Arc::clone(&inside));
+            std::thread::spawn(move || {
+                for _ in 0..10 {
+                    let guard = acquire_lock(&path, &opts(20_000)).unwrap();
+                    assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
+                    std::thread::sleep(Duration::from_millis(1));
+                    inside.store(false, Ordering::SeqCst);
+                    drop(guard);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn a_live_foreign_holder_is_honoured_and_named_on_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    // What agent-qa in another process would have written; pid 1 is always alive.
+    let content = foreign(1, Duration::ZERO);
+    fs::write(&path, &content).unwrap();
+    let err = acquire_lock(&path, &opts(300)).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(err, Error::LockTimeout { holder: Some(LockHolder { pid: 1, .. }), .. }),
+        "{msg}"
+    );
+    assert!(msg.starts_with("lock held by pid 1 since "), "{msg}");
+    assert!(msg.contains(".curator.lock"), "{msg}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), content, "a foreign lock is never touched");
+}
+
+#[test]
+fn eperm_is_alive_until_twice_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    let eperm = FakeProbe(Liveness::NotPermitted);
+    fs::write(&path, foreign(4242, Duration::from_millis(100))).unwrap();
+    let err = acquire_with(&path, &opts(300), &eperm).unwrap_err();
+    assert!(matches!(err, Error::LockTimeout { .. }), "{err}");
+    // Older than 2·T (600 ms): stale even though the pid cannot be signalled.
+    fs::write(&path, foreign(4242, Duration::from_millis(700))).unwrap();
+    let started = Instant::now();
+    let guard = acquire_with(&path, &opts(300), &eperm).unwrap();
+    assert!(started.elapsed() < Duration::from_millis(300));
+    assert_eq!(guard.holder().pid, std::process::id());
+}
+
+#[test]
+fn a_dead_holder_is_replaced_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    fs::write(&path, foreign(pid, Duration::ZERO)).unwrap();
+    let started = Instant::now();
+    let guard = acquire_lock(&path, &opts(10_000)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert_eq!(stale::holder_of(&fs::read(&path).unwrap()).unwrap().pid, std::process::id());
+    drop(guard);
+}
+
+#[test]
+fn an_unparsable_lock_is_stale_once_past_its_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    fs::write(&path, b"").unwrap();
+    // Young and empty: perhaps agent-qa between its create and its write.
+    assert!(acquire_lock(&path, &opts(100)).is_err());
+    let old = std::time::SystemTime::now() - Duration::from_secs(5);
+    File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
+    acquire_lock(&path, &opts(100)).unwrap();
+}
+
+#[test]
+fn a_held_flock_protects_a_holder_whose_pid_looks_dead() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    fs::write(&path, foreign(4242, Duration::from_secs(3600))).unwrap();
+    // A curator in another pid namespace: its pid means nothing here, but its flock is real.
+    let other = File::open(&path).unwrap();
+    other.lock().unwrap();
+    let err = acquire_with(&path, &opts(200), &FakeProbe(Liveness::Dead)).unwrap_err();
+    assert!(matches!(err, Error::LockTimeout { .. }), "{err}");
+    drop(other);
+    acquire_with(&path, &opts(200), &FakeProbe(Liveness::Dead)).unwrap();
+}
+
+#[test]
+fn our_own_pid_without_our_flock_is_an_earlier_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    fs::write(&path, foreign(std::process::id(), Duration::ZERO)).unwrap();
+    acquire_lock(&path, &opts(200)).unwrap();
+}
+
+#[test]
+fn release_leaves_a_lock_that_is_no_longer_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    let guard = acquire_lock(&path, &opts(1000)).unwrap();
+    // Someone (agent-qa after 2·T) replaced our file with theirs.
+    fs::remove_file(&path).unwrap();
+    let theirs = foreign(1, Duration::ZERO);
+    fs::write(&path, &theirs).unwrap();
+    guard.release().unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), theirs);
+}
+
+#[test]
+fn an_unreadable_lock_path_is_reported_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    // A directory where the lock file should be: creating fails with EEXIST, reading with EISDIR.
+    let path = dir.path().join(".curator.lock");
+    fs::create_dir(&path).unwrap();
+    let err = acquire_lock(&path, &opts(100)).unwrap_err();
+    assert!(err.to_string().contains(".curator.lock"), "{err}");
+}
