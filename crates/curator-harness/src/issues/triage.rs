@@ -1,0 +1,109 @@
+//! Triage: the deterministic merge of pending findings into issues.json (harness-curator §3.3).
+//!
+//! Reproduced exactly: dedupe against the FIRST live issue (newest first) sharing the exact code
+//! pointer or a title token Jaccard ≥ 0.85; a duplicate bumps attempts, gains a note and may only
+//! raise severity; a new issue goes to the front, so a later record of the same batch can dedupe
+//! against it. The pointer comparison stays exact on purpose (spec §10.10): `a.ts:23` and
+//! `a.ts:35` are different pointers.
+
+use std::collections::BTreeSet;
+
+use super::pending::PendingIssue;
+use super::store::{Issue, IssueFile, Note, Status};
+
+/// What one triage did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TriageCounts {
+    /// New issues created.
+    pub merged: usize,
+    /// Pending records folded into an existing issue.
+    pub deduped: usize,
+}
+
+/// Title tokens: lowercase, split on `[^a-z0-9]+`, tokens longer than 2.
+pub fn title_tokens(s: &str) -> BTreeSet<String> {
+    s.to_lowercase()
+        .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
+        .filter(|t| t.len() > 2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// |A∩B| / |A∪B|, and 0 when either set is empty.
+pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let inter = a.intersection(b).count();
+    inter as f64 / (a.len() + b.len() - inter) as f64
+}
+
+fn same_pointer(p: Option<&str>, e: Option<&str>) -> bool {
+    matches!((p, e), (Some(p), Some(e)) if p == e)
+}
+
+/// Merges `pending` (file order) into `file`; `now` stamps notes.
+pub fn triage(file: &mut IssueFile, pending: &[PendingIssue], now: &str) -> TriageCounts {
+    let mut counts = TriageCounts::default();
+    for p in pending {
+        let ptok = title_tokens(&p.title);
+        let p_pointer = p.code_pointer.as_deref().filter(|s| !s.is_empty());
+        let dup = file.issues.iter_mut().find(|e| {
+            e.status.is_live()
+                && (same_pointer(p_pointer, e.code_pointer.as_deref().filter(|s| !s.is_empty()))
+                    || jaccard(&ptok, &title_tokens(&e.title)) >= 0.85)
+        });
+        if let Some(dup) = dup {
+            dup.attempts += 1;
+            dup.notes.push(Note {
+                ts: now.to_string(),
+                by: "validator".to_string(),
+                text: format!(
+                    "Resurfaced during {}",
+                    p.found_during.as_deref().unwrap_or("validation")
+                ),
+            });
+            if p.severity > dup.severity {
+                dup.severity = p.severity;
+            }
+            counts.deduped += 1;
+        } else {
+            let id = file.allocate_id();
+            file.issues.insert(
+                0,
+                Issue {
+                    id,
+                    title: p.title.clone(),
+                    severity: p.severity,
+                    source: "validator".to_string(),
+                    found_at: p.found_at.clone(),
+                    found_during: p.found_during.clone(),
+                    status: Status::Open,
+                    repro: p.repro.clone(),
+                    evidence: p.evidence.clone(),
+                    suggested_fix: p.suggested_fix.clone(),
+                    code_pointer: p.code_pointer.clone(),
+                    linked_feature_id: None,
+                    attempts: 0,
+                    notes: Vec::new(),
+                    extra: Default::default(),
+                },
+            );
+            counts.merged += 1;
+        }
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jaccard_edges() {
+        let a = title_tokens("Login button is broken on Safari");
+        assert_eq!(a.len(), 4, "{a:?}"); // 'is' and 'on' are too short
+        assert_eq!(jaccard(&a, &BTreeSet::new()), 0.0);
+        assert_eq!(jaccard(&a, &a), 1.0);
+    }
+}

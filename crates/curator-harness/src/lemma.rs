@@ -1,0 +1,186 @@
+//! "Same lemma" matching (harness-curator §4.3).
+//!
+//! A deterministic stand-in for the original's semantic judgement: two statements are the same
+//! lemma when their main clauses reduce to equal token sets, or share a code token with content
+//! Jaccard ≥ 0.5, or have content Jaccard ≥ 0.7. The same test matches a new sighting against
+//! MEMORY.md and identity entries, so nothing is promoted twice and a re-run changes nothing.
+
+use std::collections::BTreeSet;
+
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "is", "are", "be", "do", "not",
+    "use", "with", "by", "it", "this", "that",
+];
+
+/// The reduced form of one statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lemma {
+    /// Content tokens (stemmed words plus code tokens verbatim).
+    pub tokens: BTreeSet<String>,
+    /// The subset that are code tokens.
+    pub code: BTreeSet<String>,
+}
+
+fn is_code_token(t: &str) -> bool {
+    t.contains(['/', '.', '_', '-', '*'])
+}
+
+fn stem(t: &str) -> String {
+    if t.len() > 4 && t.chars().all(|c| c.is_ascii_alphabetic()) {
+        for suffix in ["ing", "ed", "es", "s"] {
+            if let Some(stripped) = t.strip_suffix(suffix) {
+                return stripped.to_string();
+            }
+        }
+    }
+    t.to_string()
+}
+
+/// The main clause: up to the first `;`, ` — `, ` -- ` or `. ` (§4.3 step 1).
+pub fn main_clause(text: &str) -> &str {
+    let mut end = text.len();
+    for sep in [";", " — ", " -- ", ". "] {
+        if let Some(i) = text.find(sep) {
+            end = end.min(i);
+        }
+    }
+    &text[..end]
+}
+
+fn split_tokens(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| {
+        !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | '*' | '-'))
+    })
+    // Sentence punctuation glued to a word is not part of a code token.
+    .map(|t| t.trim_end_matches('.'))
+    .filter(|t| !t.is_empty() && t.chars().any(|c| c.is_ascii_alphanumeric()))
+}
+
+impl Lemma {
+    /// Reduces `text` (§4.3 steps 1–2).
+    pub fn new(text: &str) -> Lemma {
+        let clause = main_clause(text).to_lowercase();
+        let clause = clause.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut tokens = BTreeSet::new();
+        let mut code = BTreeSet::new();
+        // Backtick-wrapped words are code tokens whatever their shape.
+        for (i, part) in clause.split('`').enumerate() {
+            let quoted = i % 2 == 1;
+            for t in split_tokens(part) {
+                if quoted || is_code_token(t) {
+                    code.insert(t.to_string());
+                    tokens.insert(t.to_string());
+                } else if !STOP_WORDS.contains(&t) {
+                    tokens.insert(stem(t));
+                }
+            }
+        }
+        Lemma { tokens, code }
+    }
+
+    /// Content-token Jaccard.
+    pub fn jaccard(&self, other: &Lemma) -> f64 {
+        if self.tokens.is_empty() || other.tokens.is_empty() {
+            return 0.0;
+        }
+        let inter = self.tokens.intersection(&other.tokens).count();
+        inter as f64 / (self.tokens.len() + other.tokens.len() - inter) as f64
+    }
+
+    /// The §4.3 step 3 test.
+    pub fn same_as(&self, other: &Lemma) -> bool {
+        if self.tokens.is_empty() && other.tokens.is_empty() {
+            return false;
+        }
+        if self.tokens == other.tokens {
+            return true;
+        }
+        let j = self.jaccard(other);
+        let shares_code = self.code.intersection(&other.code).next().is_some();
+        (shares_code && j >= 0.5) || j >= 0.7
+    }
+}
+
+/// Whether two statements are the same lemma.
+pub fn same_lemma(a: &str, b: &str) -> bool {
+    Lemma::new(a).same_as(&Lemma::new(b))
+}
+
+/// Union-find clustering over pairwise matches (§4.3 step 4). Clusters come out ordered by their
+/// first member, members in input order, so the result is reproducible.
+pub fn cluster(lemmas: &[Lemma]) -> Vec<Vec<usize>> {
+    let mut parent: Vec<usize> = (0..lemmas.len()).collect();
+    fn find(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for i in 0..lemmas.len() {
+        for j in i + 1..lemmas.len() {
+            if lemmas[i].same_as(&lemmas[j]) {
+                let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                if a != b {
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+    }
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    let mut root_slot: Vec<Option<usize>> = vec![None; lemmas.len()];
+    for i in 0..lemmas.len() {
+        let r = find(&mut parent, i);
+        match root_slot[r] {
+            Some(slot) => clusters[slot].push(i),
+            None => {
+                root_slot[r] = Some(clusters.len());
+                clusters.push(vec![i]);
+            }
+        }
+    }
+    clusters
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduces_to_main_clause_tokens() {
+        let l = Lemma::new("Always run `psql -f` before seeding; otherwise rows are missing");
+        assert!(l.code.contains("psql") && l.code.contains("-f"), "{l:?}");
+        assert!(l.tokens.contains("alway") && l.tokens.contains("seed"), "{l:?}");
+        assert!(!l.tokens.contains("otherwise"));
+        assert!(Lemma::new("uses the caches.").tokens.contains("cach"));
+    }
+
+    #[test]
+    fn three_ways_to_match() {
+        // (a) equal token sets after stop words and stemming
+        assert!(same_lemma("Mock the clock in tests", "mocking clock tests"));
+        // (b) shared code token + Jaccard >= 0.5
+        assert!(same_lemma(
+            "psql -f drizzle/*.sql applies migrations in filename order",
+            "drizzle/*.sql migrations run in filename order via psql"
+        ));
+        // (c) Jaccard >= 0.7 without a code token (7 of 8 tokens shared)
+        assert!(same_lemma(
+            "restart the dev server after changing env vars",
+            "restart dev server after changing env vars again"
+        ));
+        // Jaccard 0.5 without a shared code token is not enough.
+        assert!(!same_lemma("restart the dev server", "restart the dev database"));
+        assert!(!same_lemma("sqlite creates missing files", "node --test needs no deps"));
+        assert!(!same_lemma("", ""));
+    }
+
+    #[test]
+    fn clustering_is_transitive_and_ordered() {
+        let lemmas: Vec<_> = ["a b c d", "x y z", "a b c d e", "a b c d e f"]
+            .iter()
+            .map(|t| Lemma::new(t))
+            .collect();
+        assert_eq!(cluster(&lemmas), vec![vec![0, 2, 3], vec![1]]);
+    }
+}
