@@ -3,3 +3,9 @@
 //! The engine ties the model (curator-core) to a store (curator-store): a scoped query that
 //! injects memory into one agent step, run sessions that remember what was injected, and the
 //! curator that turns a run's outcome into add / confirm / deprecate decisions.
+
+pub mod breaker;
+pub mod curate;
+pub mod eval;
+pub mod providers;
+pub mod undo;

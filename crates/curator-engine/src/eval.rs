@@ -1,0 +1,389 @@
+//! Retrieval quality on a labelled query set: the measure behind `curator eval` (issue 3 item 7).
+//!
+//! The eval set is a memory root plus `queries.jsonl` (format in `eval/README.md`). For each
+//! query the caller's `run_query` returns the ids it would inject for that step, best first;
+//! [`evaluate`] compares them with the labels and reports recall@k, MRR and nDCG@10 over the
+//! queries that have relevant memory, and the irrelevant-injection rate over all of them.
+//!
+//! This module never ranks anything itself: the retrieval engine plugs in through `run_query`,
+//! so the same labels measure every mode (`terms`, `phrase`) and every future ranking, and a
+//! figure can only move because the ranking did.
+//!
+//! What the irrelevant-injection rate counts: every id returned for every query (the list is
+//! taken to be exactly the injection, so the engine must apply `minTrust` and `maxInjections`
+//! before returning). An id is irrelevant unless it is the first occurrence of a labelled
+//! relevant id of that query; so every id injected for a "nothing" query (relevant `[]`) is
+//! irrelevant, and a second copy of a relevant id is too. Rate = irrelevant / injected, 0 when
+//! nothing at all was injected.
+
+mod metrics;
+mod queries;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use curator_core::{ObservationId, ScopeName, SnapshotEntry};
+use serde::Serialize;
+
+pub use metrics::{irrelevant_injections, missed_at_k, ndcg_at, recall_at_k, reciprocal_rank};
+pub use queries::{load_queries, parse_queries};
+
+/// The cutoff of nDCG, fixed so figures stay comparable across runs whatever `--k` is.
+pub const NDCG_CUTOFF: usize = 10;
+
+/// One labelled step of the eval set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalQuery {
+    /// 1-based line in `queries.jsonl`, for messages.
+    pub line: usize,
+    /// The step text as a test agent writes it.
+    pub query: String,
+    /// The product whose memory the step sees (`products/<product>`).
+    pub product: ScopeName,
+    /// The test running the step (`tests/<test>`); for a suite step, the child test's id.
+    pub test: ScopeName,
+    /// Present when the step runs as a child of a suite.
+    pub suite: Option<EvalSuite>,
+    /// Observations a careful QA agent would want injected for this step; empty = inject nothing.
+    pub relevant: Vec<ObservationId>,
+    /// Why the label is what it is (free text, not used by the metrics).
+    pub note: Option<String>,
+}
+
+/// The suite context of a step: which suite, its current tests, and the child's position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalSuite {
+    /// The suite id (`suites/<id>`).
+    pub id: ScopeName,
+    /// The suite's child tests in order, compared with each observation's `suite_snapshot`.
+    pub tests: Vec<SnapshotEntry>,
+    /// 0-based index of the running child test in `tests`.
+    pub position: u64,
+}
+
+impl EvalQuery {
+    /// The relevant ids as strings, the form the metrics compare.
+    pub fn relevant_ids(&self) -> Vec<String> {
+        self.relevant.iter().map(|id| id.as_str().to_owned()).collect()
+    }
+}
+
+/// Why an eval could not be loaded or run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// The queries file could not be read.
+    #[error("{}: cannot read queries: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of the queries file breaks the format.
+    #[error("{source_name} line {line}: field `{field}`: {message}")]
+    Field { source_name: String, line: usize, field: String, message: String },
+    /// `k` must be at least 1.
+    #[error("--k must be at least 1 (got {0})")]
+    InvalidK(usize),
+    /// The retrieval engine failed on one query; the eval stops because a skipped query would
+    /// make every figure look better than it is.
+    #[error("query on line {line} ({query:?}) failed: {source}")]
+    Query {
+        line: usize,
+        query: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Figures for one mode over the whole query set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalSummary {
+    /// Number of queries run.
+    pub queries: usize,
+    /// Queries with at least one relevant id (the ones recall, MRR and nDCG average over).
+    pub answerable: usize,
+    /// Queries whose right answer is to inject nothing.
+    pub nothing: usize,
+    /// The `k` of `recall_at_k`.
+    pub k: usize,
+    /// Mean recall@k over answerable queries; `None` when there are none.
+    pub recall_at_k: Option<f64>,
+    /// Mean reciprocal rank over answerable queries.
+    pub mrr: Option<f64>,
+    /// Mean nDCG@10 (binary gains) over answerable queries.
+    pub ndcg_at_10: Option<f64>,
+    /// Ids injected over all queries.
+    pub injected: usize,
+    /// Injected ids that were not relevant (module doc says exactly what counts).
+    pub irrelevant_injected: usize,
+    /// `irrelevant_injected / injected`, 0 when nothing was injected.
+    pub irrelevant_injection_rate: f64,
+    /// "Nothing" queries that got at least one injection.
+    pub nothing_queries_with_injection: usize,
+}
+
+/// What happened for one query in one mode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryOutcome {
+    pub line: usize,
+    pub query: String,
+    pub product: String,
+    pub test: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<u64>,
+    pub relevant: Vec<String>,
+    /// What the engine returned (= would inject), best first.
+    pub returned: Vec<String>,
+    pub recall_at_k: Option<f64>,
+    pub reciprocal_rank: Option<f64>,
+    pub ndcg_at_10: Option<f64>,
+    /// Returned ids counted as irrelevant injections.
+    pub irrelevant: Vec<String>,
+    /// Relevant ids missing from the first `k` returned.
+    pub missed: Vec<String>,
+}
+
+/// One mode's summary and per-query details.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModeReport {
+    /// The query mode measured (`terms`, `phrase`, ...).
+    pub mode: String,
+    pub summary: EvalSummary,
+    pub queries: Vec<QueryOutcome>,
+}
+
+/// The result of `curator eval`: one report per mode, in the order they were run.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct EvalReport {
+    pub modes: Vec<ModeReport>,
+}
+
+/// Runs every query through `run_query` and scores the returned ids against the labels.
+///
+/// `run_query` must return exactly what would be injected for the step (after `minTrust` and
+/// `maxInjections`), best first. The first error stops the eval and names the query's line.
+pub fn evaluate<F, E>(
+    mode: &str,
+    queries: &[EvalQuery],
+    k: usize,
+    mut run_query: F,
+) -> Result<ModeReport, EvalError>
+where
+    F: FnMut(&EvalQuery) -> Result<Vec<String>, E>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    if k == 0 {
+        return Err(EvalError::InvalidK(k));
+    }
+    let mut outcomes = Vec::with_capacity(queries.len());
+    for q in queries {
+        let returned = run_query(q).map_err(|e| EvalError::Query {
+            line: q.line,
+            query: q.query.clone(),
+            source: e.into(),
+        })?;
+        outcomes.push(score(q, returned, k));
+    }
+    Ok(ModeReport { mode: mode.to_owned(), summary: summarize(&outcomes, k), queries: outcomes })
+}
+
+fn score(q: &EvalQuery, returned: Vec<String>, k: usize) -> QueryOutcome {
+    let relevant = q.relevant_ids();
+    QueryOutcome {
+        line: q.line,
+        query: q.query.clone(),
+        product: q.product.as_str().to_owned(),
+        test: q.test.as_str().to_owned(),
+        suite: q.suite.as_ref().map(|s| s.id.as_str().to_owned()),
+        position: q.suite.as_ref().map(|s| s.position),
+        recall_at_k: recall_at_k(&returned, &relevant, k),
+        reciprocal_rank: reciprocal_rank(&returned, &relevant),
+        ndcg_at_10: ndcg_at(&returned, &relevant, NDCG_CUTOFF),
+        irrelevant: irrelevant_injections(&returned, &relevant),
+        missed: missed_at_k(&returned, &relevant, k),
+        relevant,
+        returned,
+    }
+}
+
+fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let (sum, n) = values.flatten().fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+fn summarize(outcomes: &[QueryOutcome], k: usize) -> EvalSummary {
+    let answerable = outcomes.iter().filter(|o| !o.relevant.is_empty()).count();
+    let injected: usize = outcomes.iter().map(|o| o.returned.len()).sum();
+    let irrelevant_injected: usize = outcomes.iter().map(|o| o.irrelevant.len()).sum();
+    EvalSummary {
+        queries: outcomes.len(),
+        answerable,
+        nothing: outcomes.len() - answerable,
+        k,
+        recall_at_k: mean(outcomes.iter().map(|o| o.recall_at_k)),
+        mrr: mean(outcomes.iter().map(|o| o.reciprocal_rank)),
+        ndcg_at_10: mean(outcomes.iter().map(|o| o.ndcg_at_10)),
+        injected,
+        irrelevant_injected,
+        irrelevant_injection_rate: if injected == 0 {
+            0.0
+        } else {
+            irrelevant_injected as f64 / injected as f64
+        },
+        nothing_queries_with_injection: outcomes
+            .iter()
+            .filter(|o| o.relevant.is_empty() && !o.returned.is_empty())
+            .count(),
+    }
+}
+
+impl fmt::Display for EvalReport {
+    /// A plain-text table, one row per mode, for `curator eval` without `--json`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fig = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"));
+        let k = self.modes.first().map_or(0, |m| m.summary.k);
+        writeln!(
+            f,
+            "{:<8} {:>7} {:>9} {:>6} {:>8} {:>11} {:>16}",
+            "mode",
+            "queries",
+            format!("recall@{k}"),
+            "MRR",
+            "nDCG@10",
+            "irrelevant",
+            "nothing-injected"
+        )?;
+        for m in &self.modes {
+            let s = &m.summary;
+            writeln!(
+                f,
+                "{:<8} {:>7} {:>9} {:>6} {:>8} {:>11} {:>16}",
+                m.mode,
+                s.queries,
+                fig(s.recall_at_k),
+                fig(s.mrr),
+                fig(s.ndcg_at_10),
+                format!(
+                    "{:.1}% ({}/{})",
+                    s.irrelevant_injection_rate * 100.0,
+                    s.irrelevant_injected,
+                    s.injected
+                ),
+                format!("{}/{}", s.nothing_queries_with_injection, s.nothing),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "obs_amber-birch-cedar-delta-ember-fern-glade-hazel-iris-jade";
+    const B: &str = "obs_kelp-lake-mint-noble-onyx-pine-quill-reef-sage-tulip";
+    const C: &str = "obs_acorn-apple-arrow-aspen-atlas-badge-baker-banjo-basil-berry";
+    const X: &str = "obs_bison-blaze-bloom-bolt-brave-brick-brook-cabin-camel-canoe";
+    const T: &str = "t_amber-birch-cedar-delta-ember-fern-glade-hazel-iris-jade";
+
+    fn query(line: usize, relevant: &[&str]) -> EvalQuery {
+        EvalQuery {
+            line,
+            query: format!("step {line}"),
+            product: ScopeName::new("shop").unwrap(),
+            test: ScopeName::new(T).unwrap(),
+            suite: None,
+            relevant: relevant.iter().map(|id| ObservationId::parse(id).unwrap()).collect(),
+            note: None,
+        }
+    }
+
+    fn answers(list: &[&[&str]]) -> Vec<Vec<String>> {
+        list.iter().map(|ids| ids.iter().map(|s| (*s).to_owned()).collect()).collect()
+    }
+
+    #[test]
+    fn summary_matches_hand_computed_figures() {
+        // q1: {A,B}, returned [A, X, B]     recall@2 = 1/2, RR = 1, nDCG = (1 + 1/2)/(1 + 1/log2 3)
+        // q2: {C},   returned [X, C]        recall@2 = 1,   RR = 1/2, nDCG = 1/log2 3
+        // q3: {},    returned [X]           nothing query with an injection
+        // q4: {},    returned []            nothing query, clean
+        // q5: {A},   returned []            recall 0, RR 0, nDCG 0
+        let queries =
+            vec![query(1, &[A, B]), query(2, &[C]), query(3, &[]), query(4, &[]), query(5, &[A])];
+        let mut replies = answers(&[&[A, X, B], &[X, C], &[X], &[], &[]]).into_iter();
+        let report =
+            evaluate("terms", &queries, 2, |_| Ok::<_, std::io::Error>(replies.next().unwrap()))
+                .unwrap();
+        let s = &report.summary;
+        assert_eq!((s.queries, s.answerable, s.nothing, s.k), (5, 3, 2, 2));
+        let inv_log3 = 1.0 / 3f64.log2();
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-12;
+        assert!(close(s.recall_at_k, (0.5 + 1.0 + 0.0) / 3.0), "{:?}", s.recall_at_k);
+        assert!(close(s.mrr, (1.0 + 0.5 + 0.0) / 3.0), "{:?}", s.mrr);
+        assert!(
+            close(s.ndcg_at_10, (1.5 / (1.0 + inv_log3) + inv_log3) / 3.0),
+            "{:?}",
+            s.ndcg_at_10
+        );
+        // Injected 3 + 2 + 1 = 6; irrelevant: X (q1), X (q2), X (q3) = 3.
+        assert_eq!((s.injected, s.irrelevant_injected), (6, 3));
+        assert_eq!(s.irrelevant_injection_rate, 0.5);
+        assert_eq!(s.nothing_queries_with_injection, 1);
+        assert_eq!(report.queries[0].missed, vec![B.to_owned()]);
+        assert_eq!(report.queries[2].recall_at_k, None);
+        assert_eq!(report.queries[2].irrelevant, vec![X.to_owned()]);
+    }
+
+    #[test]
+    fn a_set_of_nothing_queries_with_no_injection_scores_a_zero_rate() {
+        let queries = vec![query(1, &[])];
+        let report =
+            evaluate("terms", &queries, 3, |_| Ok::<_, std::io::Error>(Vec::new())).unwrap();
+        assert_eq!(report.summary.recall_at_k, None);
+        assert_eq!(report.summary.irrelevant_injection_rate, 0.0);
+        assert_eq!(report.summary.injected, 0);
+    }
+
+    #[test]
+    fn an_engine_error_stops_the_eval_naming_the_query() {
+        let queries = vec![query(1, &[A]), query(7, &[B])];
+        let err = evaluate("phrase", &queries, 3, |q| {
+            if q.line == 7 { Err("index is corrupt") } else { Ok(vec![A.to_owned()]) }
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "query on line 7 (\"step 7\") failed: index is corrupt");
+        assert!(matches!(
+            evaluate("terms", &queries, 0, |_| Ok::<_, std::io::Error>(Vec::new())),
+            Err(EvalError::InvalidK(0))
+        ));
+    }
+
+    #[test]
+    fn the_report_serializes_and_renders_a_table() {
+        let queries = vec![query(1, &[A]), query(2, &[])];
+        let mut replies = answers(&[&[A], &[B]]).into_iter();
+        let mode =
+            evaluate("terms", &queries, 3, |_| Ok::<_, std::io::Error>(replies.next().unwrap()))
+                .unwrap();
+        let report = EvalReport { modes: vec![mode] };
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["modes"][0]["mode"], "terms");
+        assert_eq!(json["modes"][0]["summary"]["recall_at_k"], 1.0);
+        assert_eq!(json["modes"][0]["summary"]["irrelevant_injection_rate"], 0.5);
+        assert_eq!(json["modes"][0]["queries"][1]["recall_at_k"], serde_json::Value::Null);
+        assert!(json["modes"][0]["queries"][0].get("suite").is_none());
+        let text = report.to_string();
+        assert!(text.lines().next().unwrap().contains("recall@3"), "{text}");
+        assert!(
+            text.contains("terms")
+                && text.contains("1.000")
+                && text.contains("50.0% (1/2)")
+                && text.contains("1/1"),
+            "{text}"
+        );
+    }
+}
