@@ -1,1 +1,0 @@
-//! The security scanner (agent-qa-memory §7). STUB.
