@@ -18,9 +18,8 @@ pub const DUPLICATE_THRESHOLD: f64 = 0.85;
 /// `White_Space`: it has U+FEFF and lacks U+0085.
 const JS_SPACE: &str = r"\t\n\x0B\x0C\r \u{A0}\u{1680}\u{2000}-\u{200A}\u{2028}\u{2029}\u{202F}\u{205F}\u{3000}\u{FEFF}";
 
-static NOT_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"[^\p{{L}}\p{{N}}{JS_SPACE}]")).expect("static regex")
-});
+static NOT_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"[^\p{{L}}\p{{N}}{JS_SPACE}]")).expect("static regex"));
 static SPACES: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!("[{JS_SPACE}]+")).expect("static regex"));
 
@@ -62,7 +61,10 @@ mod tests {
 
     #[test]
     fn tokenize_lowercases_strips_punctuation_and_dedupes() {
-        assert_eq!(tokenize("Login-page: the MODAL, the modal!"), set(&["login", "page", "the", "modal"]));
+        assert_eq!(
+            tokenize("Login-page: the MODAL, the modal!"),
+            set(&["login", "page", "the", "modal"])
+        );
         assert_eq!(tokenize("Ünïcode ✓ 42x"), set(&["ünïcode", "42x"]));
         assert_eq!(tokenize("a\u{FEFF}b"), set(&["a", "b"]), "U+FEFF is JS whitespace");
         assert!(tokenize(" ...  ").is_empty());
@@ -82,6 +84,8 @@ mod tests {
         assert_eq!(observation_similarity("checkout coupon field", title, content), 1.0);
         let q = "the coupon field sits below the cart total";
         assert_eq!(observation_similarity(q, title, content), 1.0);
-        assert!(observation_similarity("shipping address form", title, content) < DUPLICATE_THRESHOLD);
+        assert!(
+            observation_similarity("shipping address form", title, content) < DUPLICATE_THRESHOLD
+        );
     }
 }

@@ -69,6 +69,9 @@ pub enum Action {
     Delete,
     Edit,
     Undo,
+    /// Journal only: an ablation rerun failed too, so the memory injected into the failed run
+    /// was not the cause and is left unchanged (issue 4; ARCHITECTURE.md "Ablation").
+    Exonerate,
 }
 
 /// The one interface to stored observations.
@@ -115,6 +118,33 @@ pub trait Transaction {
         tier: Tier,
         scope: &ScopeName,
         id: &ObservationId,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()>;
+
+    /// Journals a decision that changes no file (an ablation that exonerated `stored`): one
+    /// entry with `before == after` and no file texts.
+    fn note(&mut self, stored: &StoredObservation, action: Action, reasoning: &str) -> Result<()>;
+
+    /// The exact current text of `<tier>/<scope>/<id>.md`, `None` when there is no such file.
+    /// `undo` compares it with what a run wrote before reverting anything.
+    fn read_text(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+    ) -> Result<Option<String>>;
+
+    /// Puts `<tier>/<scope>/<id>.md` back to exactly `text` (atomically), or removes it when
+    /// `text` is `None`; journaled with `action`, the texts before and after, and `reasoning`.
+    /// Used by `undo` to restore byte for byte what the journal recorded, so it neither scans
+    /// nor re-renders the text.
+    fn restore(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        text: Option<&str>,
         action: Action,
         reasoning: &str,
     ) -> Result<()>;

@@ -1,0 +1,341 @@
+//! The circuit breaker (agent-qa-memory §9), persisted per key under `<root>/.curator/breaker/`.
+//!
+//! agent-qa keeps the breaker in one process; a harness driving curator through separate CLI
+//! calls needs the same behaviour across processes, so each key (a run session or a suite) is a
+//! JSON file `<key>.json`, changed under its own lock file and replaced atomically. Semantics are
+//! agent-qa's: `record` appends an outcome and drops the oldest beyond `window_size`; unless
+//! already tripped, with at least `baseline_size` runs with memory *and* without, the breaker
+//! trips when the failure rate with memory exceeds the rate without by more than `threshold`
+//! (strictly). A trip lasts until `reset` (agent-qa has no reset: §11.18); while tripped, `query`
+//! injects nothing for that key.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use curator_core::ScopeName;
+use curator_store::{LockOptions, acquire_lock, atomic_write};
+use serde::{Deserialize, Serialize};
+
+/// `services.memory.circuitBreaker*` (agent-qa-memory §2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BreakerConfig {
+    /// `circuitBreakerEnabled` (default true): when false, `record` keeps nothing and nothing trips.
+    pub enabled: bool,
+    /// `circuitBreakerWindowSize` (default 20, ≥ 5).
+    pub window_size: usize,
+    /// `circuitBreakerBaselineSize` (default 3, ≥ 2).
+    pub baseline_size: usize,
+    /// `circuitBreakerThreshold` (default 0.15, in [0, 1]).
+    pub threshold: f64,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig { enabled: true, window_size: 20, baseline_size: 3, threshold: 0.15 }
+    }
+}
+
+/// One finished run as the breaker sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    /// Whether memory was injected into any step.
+    pub with_memory: bool,
+    pub passed: bool,
+}
+
+/// The persisted state of one key.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct BreakerState {
+    pub window: Vec<RunOutcome>,
+    pub tripped: bool,
+    /// When it tripped (ISO time), for `breaker status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tripped_at: Option<String>,
+}
+
+/// Failure rates of the two groups of the window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BreakerRates {
+    pub with_memory: usize,
+    pub with_memory_failed: usize,
+    pub baseline: usize,
+    pub baseline_failed: usize,
+}
+
+impl BreakerRates {
+    fn rate(failed: usize, n: usize) -> Option<f64> {
+        (n > 0).then(|| failed as f64 / n as f64)
+    }
+
+    /// Failure rate of runs with memory.
+    pub fn memory_failure_rate(&self) -> Option<f64> {
+        Self::rate(self.with_memory_failed, self.with_memory)
+    }
+
+    /// Failure rate of runs without memory (the baseline).
+    pub fn baseline_failure_rate(&self) -> Option<f64> {
+        Self::rate(self.baseline_failed, self.baseline)
+    }
+}
+
+impl BreakerState {
+    /// Appends `outcome`, keeps the newest `window_size`, then evaluates; true when this record
+    /// tripped the breaker.
+    pub fn record(&mut self, outcome: RunOutcome, config: &BreakerConfig, now: &str) -> bool {
+        self.window.push(outcome);
+        let excess = self.window.len().saturating_sub(config.window_size);
+        self.window.drain(..excess);
+        if self.tripped {
+            return false;
+        }
+        let r = self.rates();
+        if r.baseline < config.baseline_size || r.with_memory < config.baseline_size {
+            return false;
+        }
+        let (Some(fm), Some(fb)) = (r.memory_failure_rate(), r.baseline_failure_rate()) else {
+            return false;
+        };
+        if fm - fb > config.threshold {
+            self.tripped = true;
+            self.tripped_at = Some(now.to_owned());
+            return true;
+        }
+        false
+    }
+
+    /// Counts of the window.
+    pub fn rates(&self) -> BreakerRates {
+        let (m, b): (Vec<&RunOutcome>, Vec<&RunOutcome>) =
+            self.window.iter().partition(|o| o.with_memory);
+        BreakerRates {
+            with_memory: m.len(),
+            with_memory_failed: m.iter().filter(|o| !o.passed).count(),
+            baseline: b.len(),
+            baseline_failed: b.iter().filter(|o| !o.passed).count(),
+        }
+    }
+}
+
+/// What went wrong reading or writing a breaker.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BreakerError {
+    /// The key cannot name a file.
+    #[error("breaker key {key:?} is not usable as a file name: {reason}")]
+    BadKey { key: String, reason: String },
+    /// The state file is not valid breaker JSON.
+    #[error("breaker state {path}: {reason}")]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("breaker state {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Store(#[from] curator_store::Error),
+}
+
+/// How long `record` / `reset` wait for another process changing the same key.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The breakers of one memory root.
+#[derive(Debug, Clone, Copy)]
+pub struct Breaker;
+
+impl Breaker {
+    /// `<root>/.curator/breaker/<key>.json`.
+    pub fn state_path(root: &Path, key: &str) -> Result<PathBuf, BreakerError> {
+        let bad = |reason: String| BreakerError::BadKey { key: key.to_owned(), reason };
+        ScopeName::new(key).map_err(|e| bad(e.to_string()))?;
+        if key.starts_with('.') {
+            return Err(bad("must not start with '.'".into()));
+        }
+        Ok(root.join(".curator").join("breaker").join(format!("{key}.json")))
+    }
+
+    /// The state of `key`; the empty state when nothing was recorded.
+    pub fn load(root: &Path, key: &str) -> Result<BreakerState, BreakerError> {
+        let path = Self::state_path(root, key)?;
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| BreakerError::Corrupt { path, reason: e.to_string() }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BreakerState::default()),
+            Err(source) => Err(BreakerError::Io { path, source }),
+        }
+    }
+
+    /// Whether `key` is tripped (the check `query` makes before injecting).
+    pub fn is_tripped(root: &Path, key: &str) -> Result<bool, BreakerError> {
+        Ok(Self::load(root, key)?.tripped)
+    }
+
+    /// Records one outcome for `key` under its lock; returns the new state and whether this
+    /// record tripped it. Disabled: nothing is recorded.
+    pub fn record(
+        root: &Path,
+        key: &str,
+        outcome: RunOutcome,
+        config: &BreakerConfig,
+    ) -> Result<(BreakerState, bool), BreakerError> {
+        if !config.enabled {
+            return Ok((Self::load(root, key)?, false));
+        }
+        Self::update(root, key, |state| {
+            let now = curator_core::time::now_iso();
+            state.record(outcome, config, &now)
+        })
+    }
+
+    /// Forgets every outcome of `key` and un-trips it.
+    pub fn reset(root: &Path, key: &str) -> Result<BreakerState, BreakerError> {
+        Self::update(root, key, |state| {
+            *state = BreakerState::default();
+        })
+        .map(|(state, ())| state)
+    }
+
+    fn update<T>(
+        root: &Path,
+        key: &str,
+        change: impl FnOnce(&mut BreakerState) -> T,
+    ) -> Result<(BreakerState, T), BreakerError> {
+        let path = Self::state_path(root, key)?;
+        let dir = path.parent().unwrap_or(root);
+        std::fs::create_dir_all(dir)
+            .map_err(|source| BreakerError::Io { path: dir.to_path_buf(), source })?;
+        let guard =
+            acquire_lock(&path.with_extension("lock"), &LockOptions { timeout: LOCK_TIMEOUT })?;
+        let mut state = Self::load(root, key)?;
+        let out = change(&mut state);
+        let text = serde_json::to_string_pretty(&state)
+            .map_err(|e| BreakerError::Corrupt { path: path.clone(), reason: e.to_string() })?;
+        atomic_write(&path, text.as_bytes())?;
+        guard.release()?;
+        Ok((state, out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M_PASS: RunOutcome = RunOutcome { with_memory: true, passed: true };
+    const M_FAIL: RunOutcome = RunOutcome { with_memory: true, passed: false };
+    const B_PASS: RunOutcome = RunOutcome { with_memory: false, passed: true };
+    const B_FAIL: RunOutcome = RunOutcome { with_memory: false, passed: false };
+
+    fn feed(outcomes: &[RunOutcome], config: &BreakerConfig) -> (BreakerState, Vec<bool>) {
+        let mut s = BreakerState::default();
+        let trips = outcomes.iter().map(|o| s.record(*o, config, "t")).collect();
+        (s, trips)
+    }
+
+    #[test]
+    fn needs_baseline_size_runs_in_both_groups() {
+        let c = BreakerConfig::default();
+        let (s, _) = feed(&[M_FAIL, M_FAIL, M_FAIL, M_FAIL, B_PASS, B_PASS], &c);
+        assert!(!s.tripped, "two baseline runs are fewer than 3");
+        let (s, trips) = feed(&[M_FAIL, M_FAIL, M_FAIL, B_PASS, B_PASS, B_PASS], &c);
+        assert!(s.tripped);
+        assert_eq!(
+            trips,
+            [false, false, false, false, false, true],
+            "trips on the record that completes the baseline"
+        );
+        let (s, _) = feed(&[B_PASS, B_PASS, B_PASS, M_FAIL, M_FAIL], &c);
+        assert!(!s.tripped, "two memory runs are fewer than 3");
+    }
+
+    #[test]
+    fn trips_only_when_the_gap_strictly_exceeds_the_threshold() {
+        let c = BreakerConfig { threshold: 0.25, ..BreakerConfig::default() };
+        // fM = 1/4, fB = 0: the gap equals the threshold exactly (both exact in binary).
+        let (s, _) = feed(&[M_FAIL, M_PASS, M_PASS, M_PASS, B_PASS, B_PASS, B_PASS], &c);
+        assert!(!s.tripped);
+        let (s, _) = feed(&[M_FAIL, M_FAIL, M_PASS, M_PASS, B_PASS, B_PASS, B_PASS], &c);
+        assert!(s.tripped, "0.5 > 0.25");
+        let c = BreakerConfig::default();
+        // Memory fails as often as the baseline: no trip.
+        let (s, _) = feed(&[M_FAIL, M_FAIL, M_PASS, B_FAIL, B_FAIL, B_PASS], &c);
+        assert!(!s.tripped);
+        // Memory fails less than the baseline: no trip (negative gap).
+        let (s, _) = feed(&[M_PASS, M_PASS, M_PASS, B_FAIL, B_FAIL, B_FAIL], &c);
+        assert!(!s.tripped);
+    }
+
+    #[test]
+    fn window_drops_the_oldest_runs() {
+        let runs = [M_FAIL, M_FAIL, M_PASS, M_PASS, M_PASS, B_PASS, B_PASS];
+        let wide = BreakerConfig { baseline_size: 2, ..BreakerConfig::default() };
+        assert!(feed(&runs, &wide).0.tripped, "with every run kept, 2/5 memory failures trip");
+        let narrow = BreakerConfig { window_size: 5, ..wide };
+        let (s, _) = feed(&runs, &narrow);
+        assert_eq!(s.window, [M_PASS, M_PASS, M_PASS, B_PASS, B_PASS], "the two failures slid out");
+        assert!(!s.tripped);
+    }
+
+    #[test]
+    fn a_trip_is_permanent_until_reset() {
+        let c = BreakerConfig::default();
+        let mut outcomes = vec![M_FAIL, M_FAIL, M_FAIL, B_PASS, B_PASS, B_PASS];
+        outcomes.extend(std::iter::repeat_n(M_PASS, 30));
+        let (s, trips) = feed(&outcomes, &c);
+        assert!(s.tripped, "later good runs do not un-trip");
+        assert_eq!(trips.iter().filter(|t| **t).count(), 1);
+        assert_eq!(s.rates().with_memory_failed, 0, "the failures slid out, the trip stays");
+    }
+
+    #[test]
+    fn persisted_per_key_across_calls_and_reset() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let c = BreakerConfig::default();
+        for o in [M_FAIL, M_FAIL, M_FAIL, B_PASS, B_PASS] {
+            Breaker::record(root, "r_run", o, &c).unwrap();
+        }
+        assert!(!Breaker::is_tripped(root, "r_run").unwrap());
+        let (state, tripped_now) = Breaker::record(root, "r_run", B_PASS, &c).unwrap();
+        assert!(tripped_now && state.tripped && state.tripped_at.is_some());
+        assert!(Breaker::is_tripped(root, "r_run").unwrap());
+        assert!(!Breaker::is_tripped(root, "s_other").unwrap(), "keys are independent");
+        assert!(root.join(".curator/breaker/r_run.json").is_file());
+        Breaker::reset(root, "r_run").unwrap();
+        assert!(!Breaker::is_tripped(root, "r_run").unwrap());
+        assert_eq!(Breaker::load(root, "r_run").unwrap().window.len(), 0);
+    }
+
+    #[test]
+    fn disabled_records_nothing_and_bad_keys_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = BreakerConfig { enabled: false, ..BreakerConfig::default() };
+        let (state, _) = Breaker::record(tmp.path(), "k", M_FAIL, &c).unwrap();
+        assert!(state.window.is_empty());
+        for bad in ["", "..", "a/b", ".hidden"] {
+            assert!(
+                matches!(Breaker::is_tripped(tmp.path(), bad), Err(BreakerError::BadKey { .. })),
+                "{bad}"
+            );
+        }
+        std::fs::create_dir_all(tmp.path().join(".curator/breaker")).unwrap();
+        std::fs::write(tmp.path().join(".curator/breaker/k.json"), "{nope").unwrap();
+        assert!(matches!(Breaker::is_tripped(tmp.path(), "k"), Err(BreakerError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn concurrent_records_lose_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let c = BreakerConfig { window_size: 1000, ..BreakerConfig::default() };
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..10 {
+                        Breaker::record(&root, "k", B_PASS, &c).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(Breaker::load(&root, "k").unwrap().window.len(), 40);
+    }
+}

@@ -1,0 +1,258 @@
+//! Applying A.U.D.N. decisions of a passed run (agent-qa-memory §5.4).
+//!
+//! Runs inside the store's transaction, so the lock is held and every id is re-validated against
+//! the files as they are *now*: a decision made from a listing taken before the lock (the LLM
+//! call never holds it) cannot touch an observation that was deleted or moved meanwhile. Each
+//! decision succeeds or fails alone; a failure is one line in the MemoryLog's `errors` with
+//! agent-qa's wording and changes nothing. Unlike agent-qa, an observation must belong to this
+//! run's product, suite or test (or have been injected into the run) to be confirmed or
+//! deprecated (§11.6), and a legacy 6-word id is rewritten under its own id (§11.3).
+
+use std::collections::HashSet;
+
+use curator_core::trust::{self, Contradiction, TrustDeltas};
+use curator_core::{Observation, ObservationId, ScopeName, SuitePlacement, Tier};
+use curator_store::{Action, StoredObservation, Transaction};
+
+use super::decisions::{Decision, DecisionScope};
+use super::memory_log::{MemoryDelta, MemoryLog};
+use super::run_record::RunRecord;
+
+/// What every decision of one run shares.
+#[derive(Debug)]
+pub(crate) struct ApplyContext<'a> {
+    pub(crate) record: &'a RunRecord,
+    pub(crate) deltas: TrustDeltas,
+    /// One ISO timestamp for the whole run (§5.4 "taken once").
+    pub(crate) now: &'a str,
+    /// Injected ids ∪ ids of the observations listed for the run before the lock.
+    pub(crate) known: &'a HashSet<String>,
+}
+
+impl ApplyContext<'_> {
+    /// Whether `(tier, scope)` is one of this run's three scopes.
+    fn owns(&self, tier: Tier, scope: &ScopeName) -> bool {
+        let r = self.record;
+        match tier {
+            Tier::Products => *scope == r.product,
+            Tier::Tests => *scope == r.test.id,
+            Tier::Suites => r.suite.as_ref().is_some_and(|s| *scope == s.id),
+        }
+    }
+
+    fn injected(&self, id: &str) -> bool {
+        self.record.steps.iter().any(|s| s.injected_ids().iter().any(|i| i == id))
+    }
+}
+
+/// Applies `decisions` in order; every outcome lands in `log`.
+pub(crate) fn apply_decisions(
+    tx: &mut dyn Transaction,
+    ctx: &ApplyContext<'_>,
+    decisions: &[Decision],
+    log: &mut MemoryLog,
+) {
+    for decision in decisions {
+        let outcome = match decision {
+            Decision::Add { title, content, scope, reasoning } => {
+                add(tx, ctx, title, content, *scope, reasoning, log)
+            }
+            Decision::Update { observation_id, reasoning } => {
+                locate(tx, ctx, observation_id, "update").and_then(|stored| {
+                    confirm(tx, stored, &ctx.deltas, ctx.now, reasoning, log)
+                        .map_err(|e| processing("update", &e))
+                })
+            }
+            Decision::Deprecate { observation_id, reasoning } => {
+                locate(tx, ctx, observation_id, "deprecate").and_then(|stored| {
+                    contradict(tx, stored, &ctx.deltas, reasoning, log)
+                        .map_err(|e| processing("deprecate", &e))
+                })
+            }
+            Decision::Noop { .. } => Ok(()),
+        };
+        if let Err(message) = outcome {
+            log.errors.push(message);
+        }
+    }
+}
+
+fn processing(action: &str, e: &curator_store::Error) -> String {
+    format!("Decision processing error ({action}): {e}")
+}
+
+/// The known-id check, then a fresh read under the lock (§5.4 update/deprecate preamble).
+fn locate(
+    tx: &mut dyn Transaction,
+    ctx: &ApplyContext<'_>,
+    raw_id: &str,
+    action: &str,
+) -> Result<StoredObservation, String> {
+    let unknown = || format!("Unknown observation ID for {action}: {raw_id}");
+    if !ctx.known.contains(raw_id) {
+        return Err(unknown());
+    }
+    let id = ObservationId::parse(raw_id).map_err(|_| unknown())?;
+    let stored = match tx.get(&id) {
+        Ok(Some(stored)) => stored,
+        Ok(None) => return Err(format!("Observation file not found for {action}: {raw_id}")),
+        Err(e) => return Err(format!("Failed to parse observation for {action}: {raw_id}: {e}")),
+    };
+    if !ctx.owns(stored.tier, &stored.scope) && !ctx.injected(raw_id) {
+        // Known before the lock but moved out of this run's scopes since: not ours to change.
+        return Err(unknown());
+    }
+    Ok(stored)
+}
+
+fn add(
+    tx: &mut dyn Transaction,
+    ctx: &ApplyContext<'_>,
+    title: &str,
+    content: &str,
+    scope: DecisionScope,
+    reasoning: &str,
+    log: &mut MemoryLog,
+) -> Result<(), String> {
+    let r = ctx.record;
+    let suite = r.suite.as_ref();
+    // §5.4: suite scope without a suite falls back to product.
+    let (tier, scope_name, placement) = match (scope, suite) {
+        (DecisionScope::Suite, Some(s)) => (
+            Tier::Suites,
+            s.id.clone(),
+            Some(SuitePlacement { position: s.position, suite_snapshot: s.tests.clone() }),
+        ),
+        (DecisionScope::Product | DecisionScope::Suite, _) => {
+            (Tier::Products, r.product.clone(), None)
+        }
+        (DecisionScope::Test, _) => (Tier::Tests, r.test.id.clone(), None),
+    };
+    let id = fresh_id(tx).map_err(|e| processing("add", &e))?;
+    let observation = Observation {
+        id,
+        title: title.to_owned(),
+        content: content.to_owned(),
+        trust: trust::INITIAL_TRUST,
+        created: ctx.now.to_owned(),
+        last_confirmed: ctx.now.to_owned(),
+        confirmed_count: 0,
+        contradicted_count: 0,
+        source_test: r.test.id.as_str().to_owned(),
+        suite: placement,
+        extra: Default::default(),
+    };
+    match tx.put(tier, &scope_name, &observation, Action::Add, reasoning) {
+        Ok(()) => {}
+        Err(curator_store::Error::Unsafe { rule, .. }) => {
+            return Err(format!("Security scan blocked add: {rule}"));
+        }
+        Err(e) => return Err(processing("add", &e)),
+    }
+    log.push(
+        MemoryDelta {
+            action: Action::Add,
+            tier: tier.dir_name().to_owned(),
+            scope: scope_name.as_str().to_owned(),
+            observation_id: observation.id.as_str().to_owned(),
+            reasoning: reasoning.to_owned(),
+            before: None,
+            after: Some(observation.snapshot()),
+            error: None,
+        },
+        false,
+    );
+    Ok(())
+}
+
+/// A new canonical id no file under the root carries (agent-qa does not check; we re-draw).
+fn fresh_id(tx: &mut dyn Transaction) -> curator_store::Result<ObservationId> {
+    loop {
+        let id = ObservationId::generate();
+        if tx.get(&id)?.is_none() {
+            return Ok(id);
+        }
+    }
+}
+
+/// Confirms `stored`: trust up by the confirm delta (capped at 1), `last_confirmed = now`,
+/// `confirmed_count + 1`.
+pub(crate) fn confirm(
+    tx: &mut dyn Transaction,
+    stored: StoredObservation,
+    deltas: &TrustDeltas,
+    now: &str,
+    reasoning: &str,
+    log: &mut MemoryLog,
+) -> curator_store::Result<()> {
+    let before = stored.observation;
+    let mut after = before.clone();
+    after.trust = trust::confirm(before.trust, deltas);
+    after.last_confirmed = now.to_owned();
+    after.confirmed_count += 1;
+    tx.put(stored.tier, &stored.scope, &after, Action::Confirm, reasoning)?;
+    log.push(
+        delta(Action::Confirm, stored.tier, &stored.scope, &before, Some(&after), reasoning),
+        false,
+    );
+    Ok(())
+}
+
+/// Contradicts `stored`: trust down by the contradict delta; below 1e-9 the file is deleted
+/// (counted as deprecated *and* deleted), else `contradicted_count + 1`.
+pub(crate) fn contradict(
+    tx: &mut dyn Transaction,
+    stored: StoredObservation,
+    deltas: &TrustDeltas,
+    reasoning: &str,
+    log: &mut MemoryLog,
+) -> curator_store::Result<()> {
+    let before = stored.observation;
+    match trust::contradict(before.trust, deltas) {
+        Contradiction::Deleted => {
+            tx.delete(stored.tier, &stored.scope, &before.id, Action::Delete, reasoning)?;
+            log.push(
+                delta(Action::Delete, stored.tier, &stored.scope, &before, None, reasoning),
+                true,
+            );
+        }
+        Contradiction::Lowered(next) => {
+            let mut after = before.clone();
+            after.trust = next;
+            after.contradicted_count += 1;
+            tx.put(stored.tier, &stored.scope, &after, Action::Deprecate, reasoning)?;
+            log.push(
+                delta(
+                    Action::Deprecate,
+                    stored.tier,
+                    &stored.scope,
+                    &before,
+                    Some(&after),
+                    reasoning,
+                ),
+                false,
+            );
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn delta(
+    action: Action,
+    tier: Tier,
+    scope: &ScopeName,
+    before: &Observation,
+    after: Option<&Observation>,
+    reasoning: &str,
+) -> MemoryDelta {
+    MemoryDelta {
+        action,
+        tier: tier.dir_name().to_owned(),
+        scope: scope.as_str().to_owned(),
+        observation_id: before.id.as_str().to_owned(),
+        reasoning: reasoning.to_owned(),
+        before: Some(before.snapshot()),
+        after: after.map(Observation::snapshot),
+        error: None,
+    }
+}

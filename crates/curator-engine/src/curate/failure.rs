@@ -1,0 +1,64 @@
+//! The failed-run path, `deprecateOnFailure` (agent-qa-memory §5.5).
+//!
+//! A failed or cancelled run without an ablation result blames only what was injected into the
+//! *first* failed step: that step is where memory could have misled the agent, and earlier steps
+//! passed with their memory. No observation is added, no LLM is called, no suite cleanup runs.
+//! Ids come from the injection record, so there is no known-id check; an id injected twice into
+//! the step is contradicted once.
+
+use curator_core::ObservationId;
+use curator_core::trust::TrustDeltas;
+use curator_store::Transaction;
+
+use super::apply::contradict;
+use super::memory_log::MemoryLog;
+use super::run_record::RunRecord;
+
+/// The ids §5.5 contradicts: the first failed step's injections, each once, in order.
+pub(crate) fn first_failed_step_ids(record: &RunRecord) -> Vec<String> {
+    let Some(step) = record.steps.iter().find(|s| s.is_failed()) else {
+        return Vec::new();
+    };
+    dedup(step.injected_ids())
+}
+
+pub(crate) fn dedup(ids: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    ids.iter().filter(|id| seen.insert(id.as_str())).cloned().collect()
+}
+
+/// Contradicts each id once with `reasoning(id)`; per-id failures become log errors with
+/// agent-qa's wording and leave that observation unchanged.
+pub(crate) fn contradict_ids(
+    tx: &mut dyn Transaction,
+    ids: &[String],
+    deltas: &TrustDeltas,
+    reasoning: &dyn Fn(&str) -> String,
+    log: &mut MemoryLog,
+) {
+    for raw in ids {
+        let Ok(id) = ObservationId::parse(raw) else {
+            log.errors.push(format!("Deprecation error for {raw}: not an observation id"));
+            continue;
+        };
+        let stored = match tx.get(&id) {
+            Ok(Some(stored)) => stored,
+            Ok(None) => {
+                log.errors.push(format!("Observation file not found for deprecation: {raw}"));
+                continue;
+            }
+            Err(e) => {
+                log.errors.push(format!("Failed to parse observation for deprecation: {raw}: {e}"));
+                continue;
+            }
+        };
+        if let Err(e) = contradict(tx, stored, deltas, &reasoning(raw), log) {
+            log.errors.push(format!("Deprecation error for {raw}: {e}"));
+        }
+    }
+}
+
+/// agent-qa's reasoning line for a §5.5 contradiction.
+pub(crate) fn failure_reasoning(id: &str) -> String {
+    format!("Failure contradicted injected observation {id}")
+}

@@ -1,0 +1,153 @@
+//! The curator: turns one finished run into memory changes (agent-qa-memory §5, §8;
+//! ARCHITECTURE.md "Decision providers", "Ablation means something").
+//!
+//! Which path runs is decided by the run record alone:
+//!
+//! | record | path | provider asked |
+//! |---|---|---|
+//! | `status: passed` | decisions applied (§5.4), then suite cleanup (§5.6) | yes |
+//! | failed / cancelled, no ablation | first failed step's injections contradicted (§5.5) | no |
+//! | failed, `ablation.status: passed` | every injected observation contradicted once | no |
+//! | failed, `ablation.status: failed` | nothing contradicted; exoneration journaled | no |
+//!
+//! Invariants: the provider is asked before the lock is taken and never while it is held; every
+//! change happens inside one store transaction (one lock, one journal run id, one index commit);
+//! ids are re-validated against the files under the lock; one `now` serves the whole run. A
+//! per-decision failure is a line in the MemoryLog's `errors` and changes nothing; only a failure
+//! of the run as a whole (provider, lock, store) is an `Err`, and then nothing was written.
+
+mod ablation;
+mod apply;
+mod decisions;
+mod failure;
+mod memory_log;
+mod run_record;
+mod suite_cleanup;
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use curator_core::trust::TrustDeltas;
+use curator_core::{Tier, time::iso_millis};
+use curator_store::{ListFilter, Store, StoredObservation};
+
+pub use decisions::{Decision, DecisionScope, Decisions, DecisionsError};
+pub use memory_log::{CurateCase, MemoryDelta, MemoryLog, TokenUsage};
+pub use run_record::{
+    AblationStatus, RunRecord, RunRecordError, RunStatus, StepRecord, SuiteInfo, TestInfo,
+};
+
+use crate::providers::{CuratorInput, DecisionProvider, ProviderError};
+
+/// Settings of one curator run.
+#[derive(Debug, Clone, Default)]
+pub struct CurateOptions {
+    /// Trust deltas (the config's effective values; 0.05 / 0.10 by default).
+    pub deltas: TrustDeltas,
+    /// The run's single `now`; the current time when `None`.
+    pub now: Option<jiff::Timestamp>,
+}
+
+/// Why a curator run changed nothing at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CurateError {
+    /// The decision provider gave no usable answer.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// Listing the run's observations, taking the lock or writing failed as a whole.
+    #[error("Curator error: {0}")]
+    Store(#[from] curator_store::Error),
+}
+
+/// Runs the curator for `record` (injected ids already filled in) against `store`.
+///
+/// `provider` is asked only for a passed run. The returned log carries the run id every change
+/// was journaled under (the record's, else a fresh `r_` id).
+pub fn curate(
+    store: &dyn Store,
+    record: &RunRecord,
+    provider: &dyn DecisionProvider,
+    options: &CurateOptions,
+) -> Result<MemoryLog, CurateError> {
+    let started = Instant::now();
+    let run_id = record.run_id.clone().unwrap_or_else(curator_core::generate_run_id);
+    let now = iso_millis(options.now.unwrap_or_else(jiff::Timestamp::now));
+    let deltas = options.deltas;
+    let case = match (record.status, record.ablation) {
+        (RunStatus::Passed, _) => CurateCase::Passed,
+        (_, Some(AblationStatus::Passed)) => CurateCase::AblationPassed,
+        (_, Some(AblationStatus::Failed)) => CurateCase::AblationFailed,
+        (_, None) => CurateCase::Failed,
+    };
+    let mut log = MemoryLog::new(run_id.clone(), case);
+    match case {
+        CurateCase::Passed => {
+            let existing = run_observations(store, record)?;
+            let answer = provider.decide(&CuratorInput { record, existing: &existing })?;
+            log.provider = Some(provider.name().to_owned());
+            log.token_usage = answer.token_usage;
+            let known: HashSet<String> = record
+                .all_injected()
+                .into_iter()
+                .chain(existing.iter().map(|o| o.observation.id.as_str().to_owned()))
+                .collect();
+            let ctx = apply::ApplyContext { record, deltas, now: &now, known: &known };
+            store.transact(Some(&run_id), &mut |tx| {
+                apply::apply_decisions(tx, &ctx, &answer.decisions, &mut log);
+                if let Some(suite) = &record.suite {
+                    suite_cleanup::clean_stale_suite(tx, suite, &mut log);
+                }
+                Ok(())
+            })?;
+        }
+        CurateCase::Failed => {
+            let ids = failure::first_failed_step_ids(record);
+            // §5.5: nothing injected into the failed step → no lock taken at all.
+            if !ids.is_empty() {
+                store.transact(Some(&run_id), &mut |tx| {
+                    failure::contradict_ids(
+                        tx,
+                        &ids,
+                        &deltas,
+                        &failure::failure_reasoning,
+                        &mut log,
+                    );
+                    Ok(())
+                })?;
+            }
+        }
+        CurateCase::AblationPassed | CurateCase::AblationFailed => {
+            if !record.all_injected().is_empty() {
+                store.transact(Some(&run_id), &mut |tx| {
+                    if case == CurateCase::AblationPassed {
+                        ablation::memory_caused(tx, record, &deltas, &mut log);
+                    } else {
+                        ablation::exonerate(tx, record, &mut log);
+                    }
+                    Ok(())
+                })?;
+            }
+        }
+    }
+    log.curator_duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(log)
+}
+
+/// Every served observation of the run's product, suite and test, in tier order.
+pub fn run_observations(
+    store: &dyn Store,
+    record: &RunRecord,
+) -> Result<Vec<StoredObservation>, curator_store::Error> {
+    let mut scopes = vec![(Tier::Products, record.product.clone())];
+    if let Some(suite) = &record.suite {
+        scopes.push((Tier::Suites, suite.id.clone()));
+    }
+    scopes.push((Tier::Tests, record.test.id.clone()));
+    let mut out = Vec::new();
+    for (tier, scope) in scopes {
+        let listing = store.list(&ListFilter { tier: Some(tier), scope: Some(scope) })?;
+        out.extend(listing.observations);
+    }
+    Ok(out)
+}

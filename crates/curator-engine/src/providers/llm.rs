@@ -1,0 +1,216 @@
+//! The LLM provider: an OpenAI-compatible `POST <base_url>/chat/completions` with structured
+//! output (ARCHITECTURE.md, "Decision providers"; agent-qa-memory §5.2–§5.3, fixing §11.19).
+//!
+//! The answer must match agent-qa's decision schema: the request asks for it with
+//! `response_format: {type: "json_schema", strict: true}`, and the reply is validated again here
+//! because not every compatible server enforces schemas. Unlike agent-qa (`maxRetries: 0`),
+//! rate limits (429), server errors (5xx), timeouts and dropped connections are retried with
+//! exponential backoff (honouring a `Retry-After` in seconds, capped); other 4xx answers and
+//! schema-invalid replies fail at once, since repeating the same request would not change them.
+//!
+//! The client is blocking: the curator calls it *before* taking the store lock and applies the
+//! answer afterwards, so no lock is ever held across the network. Call it from a plain thread
+//! (or `spawn_blocking` in an async server), never directly on an async runtime.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::curate::{Decisions, TokenUsage};
+
+use super::prompt::build_prompt;
+use super::{CuratorInput, DecisionProvider, ProviderAnswer, ProviderError};
+
+/// Where and how to call the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmConfig {
+    /// The API base, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    pub model: String,
+    /// Name of the environment variable holding the API key; `None` sends no `Authorization`.
+    pub api_key_env: Option<String>,
+    /// Per-attempt timeout (connect + whole response).
+    pub timeout: Duration,
+    /// Retries after the first attempt, on 429 / 5xx / timeouts / connection errors.
+    pub max_retries: u32,
+    /// First backoff; doubled per retry, capped at [`MAX_BACKOFF`].
+    pub backoff: Duration,
+    /// How many existing observations the prompt lists at most.
+    pub max_observations: usize,
+}
+
+/// The longest single wait between attempts, whatever `Retry-After` says.
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            base_url: "https://api.openai.com/v1".to_owned(),
+            model: String::new(),
+            api_key_env: Some("OPENAI_API_KEY".to_owned()),
+            timeout: Duration::from_secs(60),
+            max_retries: 3,
+            backoff: Duration::from_millis(500),
+            max_observations: 40,
+        }
+    }
+}
+
+/// Calls an OpenAI-compatible endpoint for decisions.
+#[derive(Debug, Clone)]
+pub struct LlmProvider {
+    config: LlmConfig,
+    client: reqwest::blocking::Client,
+    api_key: Option<String>,
+}
+
+impl LlmProvider {
+    /// Checks the configuration and reads the API key from the named variable.
+    pub fn new(config: LlmConfig) -> Result<Self, ProviderError> {
+        if config.model.trim().is_empty() {
+            return Err(ProviderError::Config("curator.llm.model is empty".into()));
+        }
+        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
+            return Err(ProviderError::Config(format!(
+                "curator.llm.base_url must start with http:// or https://, got {:?}",
+                config.base_url
+            )));
+        }
+        let api_key = match &config.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(key) if !key.is_empty() => Some(key),
+                _ => {
+                    return Err(ProviderError::Config(format!(
+                        "the API key variable {var} (curator.llm.api_key_env) is not set"
+                    )));
+                }
+            },
+        };
+        let client = reqwest::blocking::Client::builder()
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout)
+            .build()
+            .map_err(|e| ProviderError::Config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(LlmProvider { config, client, api_key })
+    }
+
+    fn endpoint(&self) -> String {
+        let base = self.config.base_url.trim_end_matches('/');
+        if base.ends_with("/chat/completions") {
+            base.to_owned()
+        } else {
+            format!("{base}/chat/completions")
+        }
+    }
+
+    /// The request body for `input`.
+    pub fn request_body(&self, input: &CuratorInput<'_>) -> Value {
+        let prompt = build_prompt(input, self.config.max_observations);
+        json!({
+            "model": self.config.model,
+            "messages": [
+                {"role": "system", "content": prompt.system},
+                {"role": "user", "content": prompt.user}
+            ],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "curator_decisions",
+                    "description": "A.U.D.N. decisions for observation management",
+                    "strict": true,
+                    "schema": Decisions::json_schema()
+                }
+            }
+        })
+    }
+
+    /// Sends `body`, retrying what may succeed on a second try; returns the reply's JSON.
+    fn send(&self, body: &Value) -> Result<Value, ProviderError> {
+        let mut attempt = 0;
+        loop {
+            let mut request = self.client.post(self.endpoint()).json(body);
+            if let Some(key) = &self.api_key {
+                request = request.bearer_auth(key);
+            }
+            let (retryable, message, retry_after) = match request.send() {
+                Ok(response) => {
+                    let status = response.status();
+                    let retry_after = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .map(Duration::from_secs);
+                    if status.is_success() {
+                        return response.json::<Value>().map_err(|e| {
+                            ProviderError::CallFailed(format!("reply is not JSON: {e}"))
+                        });
+                    }
+                    let text = response.text().unwrap_or_default();
+                    let excerpt: String = text.chars().take(300).collect();
+                    let retryable = status.as_u16() == 429 || status.is_server_error();
+                    (retryable, format!("HTTP {status}: {excerpt}"), retry_after)
+                }
+                Err(e) => {
+                    let retryable =
+                        e.is_timeout() || e.is_connect() || e.is_request() || e.is_body();
+                    let kind = if e.is_timeout() { "timed out" } else { "request failed" };
+                    (retryable, format!("{kind}: {e}"), None)
+                }
+            };
+            if !retryable || attempt >= self.config.max_retries {
+                let tries = attempt + 1;
+                return Err(ProviderError::CallFailed(format!(
+                    "{message} (after {tries} attempt(s))"
+                )));
+            }
+            let backoff = self.config.backoff.saturating_mul(1 << attempt.min(16));
+            std::thread::sleep(retry_after.unwrap_or(backoff).min(MAX_BACKOFF));
+            attempt += 1;
+        }
+    }
+}
+
+/// Reads the decisions and the token usage out of a chat-completions reply.
+pub(crate) fn parse_reply(reply: &Value) -> Result<ProviderAnswer, ProviderError> {
+    let message = &reply["choices"][0]["message"];
+    if let Some(refusal) = message["refusal"].as_str().filter(|r| !r.is_empty()) {
+        return Err(ProviderError::CallFailed(format!("the model refused: {refusal}")));
+    }
+    let content = match &message["content"] {
+        Value::String(s) if !s.trim().is_empty() => s,
+        Value::Null | Value::String(_) => return Err(ProviderError::Empty),
+        other => {
+            return Err(ProviderError::CallFailed(format!("message content is not text: {other}")));
+        }
+    };
+    let decisions = Decisions::from_json(content).map_err(|e| {
+        ProviderError::CallFailed(format!("answer breaks the decision schema: {e}"))
+    })?;
+    let usage = &reply["usage"];
+    let token_usage = usage.is_object().then(|| {
+        let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
+        let completion = usage["completion_tokens"].as_u64().unwrap_or(0);
+        TokenUsage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: prompt + completion,
+        }
+    });
+    Ok(ProviderAnswer { decisions: decisions.decisions, token_usage })
+}
+
+impl DecisionProvider for LlmProvider {
+    fn name(&self) -> &'static str {
+        "llm"
+    }
+
+    fn decide(&self, input: &CuratorInput<'_>) -> Result<ProviderAnswer, ProviderError> {
+        let reply = self.send(&self.request_body(input))?;
+        if reply["choices"].as_array().is_none_or(|c| c.is_empty()) {
+            return Err(ProviderError::Empty);
+        }
+        parse_reply(&reply)
+    }
+}
