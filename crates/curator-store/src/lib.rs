@@ -14,7 +14,7 @@ mod store;
 
 pub use atomic::atomic_write;
 pub use error::{Error, Result};
-pub use file_store::FileStore;
+pub use file_store::{FileStore, FileStoreOptions};
 pub use journal::{JournalEntry, JournalFilter};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
 pub use store::{

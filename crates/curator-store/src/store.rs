@@ -34,6 +34,12 @@ pub struct Problem {
     pub kind: ProblemKind,
 }
 
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.kind)
+    }
+}
+
 /// Why a file is not served.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -42,6 +48,8 @@ pub enum ProblemKind {
     Unreadable(String),
     #[error("too large: {size} bytes (limit {limit})")]
     TooLarge { size: u64, limit: u64 },
+    #[error("not valid UTF-8 (first bad byte at offset {valid_up_to})")]
+    InvalidUtf8 { valid_up_to: usize },
     #[error("parse error: {0}")]
     Parse(ParseError),
     #[error("unsafe text: blocked by scanner rule {rule}")]

@@ -1,0 +1,230 @@
+//! The file store: observations as agent-qa files under a memory root (agent-qa-memory §1, §6;
+//! issue 2 item 5).
+//!
+//! Files are the truth. The store reads them as agent-qa does (same folders, same listing rule,
+//! same parser) but never skips silently: every `obs_*.md` it finds and will not serve is a
+//! [`Problem`] in the listing — unreadable, larger than [`FileStoreOptions::max_file_size`],
+//! not UTF-8, unparsable (the codec names the §1.4 rule), blocked by the scanner (§7), an id
+//! present in two folders (neither copy is served: the store does not guess), or misplaced (in a
+//! tier folder instead of a scope folder, or a symlink resolving outside the root).
+//!
+//! Every change goes through [`Store::transact`]: the root's `.curator.lock` is held, each write
+//! is atomic and journaled before the lock is released.
+
+mod id_index;
+mod layout;
+mod read;
+mod transaction;
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use curator_core::{ObservationId, ScopeName, Tier};
+
+use crate::journal::{Journal, JournalEntry, JournalFilter};
+use crate::lock::{LockOptions, acquire_lock};
+use crate::store::{
+    ListFilter, Listing, Problem, ProblemKind, Store, StoredObservation, Transaction,
+};
+use crate::{Error, Result};
+use id_index::IdIndex;
+use layout::Location;
+use read::{LoadError, Loaded};
+use transaction::FileTransaction;
+
+/// Settings of a [`FileStore`].
+#[derive(Debug, Clone)]
+pub struct FileStoreOptions {
+    /// How long a writer waits for `.curator.lock` (config `curatorLockTimeout`).
+    pub lock_timeout: Duration,
+    /// Largest observation file served or written, in bytes (default 1 MiB).
+    pub max_file_size: u64,
+}
+
+impl Default for FileStoreOptions {
+    fn default() -> Self {
+        FileStoreOptions {
+            lock_timeout: LockOptions::DEFAULT_TIMEOUT,
+            max_file_size: read::DEFAULT_MAX_FILE_SIZE,
+        }
+    }
+}
+
+/// Observations as agent-qa files under a root directory.
+#[derive(Debug)]
+pub struct FileStore {
+    /// Canonical: every path the store touches is checked to stay under it.
+    root: PathBuf,
+    options: FileStoreOptions,
+    journal: Journal,
+    index: Mutex<IdIndex>,
+}
+
+impl FileStore {
+    /// Opens an existing memory root (see [`FileStore::init`] to create one).
+    pub fn open(root: &Path, options: FileStoreOptions) -> Result<Self> {
+        let root = fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+        if !root.is_dir() {
+            return Err(Error::NotADirectory { path: root });
+        }
+        let journal = Journal::for_root(&root);
+        Ok(FileStore { root, options, journal, index: Mutex::new(IdIndex::default()) })
+    }
+
+    /// Creates the root and its `products/ suites/ tests/` folders (agent-qa's
+    /// `ensureMemoryDirs`: idempotent).
+    pub fn init(root: &Path) -> Result<()> {
+        for tier in Tier::ALL {
+            let dir = root.join(tier.dir_name());
+            fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        Ok(())
+    }
+
+    /// The canonical memory root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The options the store was opened with.
+    pub fn options(&self) -> &FileStoreOptions {
+        &self.options
+    }
+
+    /// `<root>/.curator.lock`, shared with agent-qa.
+    pub fn lock_path(&self) -> PathBuf {
+        self.root.join(".curator.lock")
+    }
+
+    /// `<root>/.curator/journal.jsonl`.
+    pub fn journal_path(&self) -> &Path {
+        self.journal.path()
+    }
+
+    /// Where an observation of `tier`/`scope` with `id` lives (whether or not it exists).
+    pub fn path_of(&self, tier: Tier, scope: &ScopeName, id: &ObservationId) -> PathBuf {
+        self.root.join(tier.dir_name()).join(scope.as_str()).join(format!("{id}.md"))
+    }
+
+    fn index(&self) -> MutexGuard<'_, IdIndex> {
+        // A panic while holding the index leaves at worst a stale cache, which is re-checked.
+        self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn load(&self, loc: &Location) -> Result<Loaded, LoadError> {
+        read::load(&loc.path, &loc.stem, self.options.max_file_size)
+    }
+
+    /// One id, resolved through the index; `trust_miss` only under the lock (see `id_index`).
+    fn find(&self, id: &ObservationId, trust_miss: bool) -> Result<Option<StoredObservation>> {
+        for _ in 0..2 {
+            let locations = self.index().locate(&self.root, id.as_str(), trust_miss);
+            let loc = match locations.as_slice() {
+                [] => return Ok(None),
+                [loc] => loc,
+                _ => {
+                    return Err(Error::DuplicateId {
+                        id: id.to_string(),
+                        paths: locations.into_iter().map(|l| l.path).collect(),
+                    });
+                }
+            };
+            match self.load(loc) {
+                Ok(loaded) => return Ok(Some(stored(loc, loaded))),
+                Err(LoadError::Missing) => self.index().remove(&loc.stem, &loc.path),
+                Err(LoadError::Refused(kind)) => return Err(refused(&loc.path, kind)),
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn stored(loc: &Location, loaded: Loaded) -> StoredObservation {
+    StoredObservation { tier: loc.tier, scope: loc.scope.clone(), observation: loaded.observation }
+}
+
+/// The error for one file the caller asked for by id but that cannot be served.
+fn refused(path: &Path, kind: ProblemKind) -> Error {
+    match kind {
+        ProblemKind::Parse(source) => Error::Parse { path: path.to_owned(), source },
+        kind => Error::Refused { path: path.to_owned(), kind },
+    }
+}
+
+fn matches(filter: &ListFilter, tier: Tier, scope: Option<&ScopeName>) -> bool {
+    filter.tier.is_none_or(|t| t == tier) && filter.scope.as_ref().is_none_or(|s| scope == Some(s))
+}
+
+impl Store for FileStore {
+    fn list(&self, filter: &ListFilter) -> Result<Listing> {
+        let walk = layout::walk(&self.root);
+        self.index().rebuild_from(&walk.locations);
+        let mut by_id: HashMap<&str, Vec<&Path>> = HashMap::new();
+        for loc in &walk.locations {
+            by_id.entry(loc.stem.as_str()).or_default().push(&loc.path);
+        }
+        let mut listing = Listing::default();
+        for found in walk.problems {
+            if matches(filter, found.tier, found.scope.as_ref()) {
+                listing.problems.push(found.problem);
+            }
+        }
+        for loc in &walk.locations {
+            if !matches(filter, loc.tier, Some(&loc.scope)) {
+                continue;
+            }
+            let holders = &by_id[loc.stem.as_str()];
+            if let Some(other) = holders.iter().find(|p| **p != loc.path) {
+                listing.problems.push(Problem {
+                    path: loc.path.clone(),
+                    kind: ProblemKind::DuplicateId {
+                        id: loc.stem.clone(),
+                        other: other.to_path_buf(),
+                    },
+                });
+                continue;
+            }
+            match self.load(loc) {
+                Ok(loaded) => listing.observations.push(stored(loc, loaded)),
+                Err(LoadError::Missing) => {} // deleted since the walk: no longer there to list
+                Err(LoadError::Refused(kind)) => {
+                    listing.problems.push(Problem { path: loc.path.clone(), kind });
+                }
+            }
+        }
+        Ok(listing)
+    }
+
+    fn get(&self, id: &ObservationId) -> Result<StoredObservation> {
+        self.find(id, false)?.ok_or_else(|| Error::NotFound { id: id.to_string() })
+    }
+
+    fn transact(
+        &self,
+        run_id: Option<&str>,
+        body: &mut dyn FnMut(&mut dyn Transaction) -> Result<()>,
+    ) -> Result<()> {
+        let guard =
+            acquire_lock(&self.lock_path(), &LockOptions { timeout: self.options.lock_timeout })?;
+        let result = body(&mut FileTransaction::new(self, run_id));
+        let released = guard.release();
+        match (result, released) {
+            (Err(err), Err(release)) => {
+                tracing::warn!("releasing the lock after a failed transaction: {release}");
+                Err(err)
+            }
+            (Err(err), Ok(())) | (Ok(()), Err(err)) => Err(err),
+            (Ok(()), Ok(())) => Ok(()),
+        }
+    }
+
+    fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
+        self.journal.read(filter)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1 @@
+//! File store tests that need no codec fixtures; the end-to-end ones are in `tests/`.
