@@ -1,49 +1,44 @@
 //! The agent-qa observation file format (agent-qa-memory §1.3–§1.6).
 //!
-//! STUB: signatures are fixed; the helper owning the codec fills them in.
+//! A file is `---\n` + YAML frontmatter + `---\n` + markdown body + `\n`. This module reads such
+//! a file exactly as agent-qa's `parseObservation` does (same accepted files, same values, the
+//! same rule named on rejection) and writes one byte for byte as agent-qa's `writeObservation`
+//! (`yaml` 2.8.4 `stringify(obj, {lineWidth: 0})`). Two deliberate improvements (§11.20):
+//! unknown frontmatter keys are kept and written back after the known ones, and a legacy id is
+//! writable.
+//!
+//! Files: [`parse`](parse_observation) (§1.4 rules in order), `load` (YAML text to a JS-like
+//! value, budgets against alias bombs), `resolve` (the YAML 1.2 core schema, both directions),
+//! `schema` (§1.5 read schemas), `datetime` (the ISO rule), `write` (§1.6 and the write
+//! schema), `yaml_emit` (`yaml`'s scalar and collection rules), `number` (JS number text),
+//! `value` ([`YamlValue`]), `error`.
+//!
+//! # Example
+//! ```
+//! use curator_core::codec::{parse_observation, write_observation};
+//!
+//! let text = "---\nid: obs_alpha-beta-gamma-delta-epsilon-zeta\ntitle: 'Say \"hi\": then wait'\n\
+//!             trust: 0.55\ncreated: 2026-04-10T12:00:00.000Z\nlast_confirmed: 2026-04-10T12:00:00.000Z\n\
+//!             confirmed_count: 2\ncontradicted_count: 0\nsource_test: t_x\n---\nThe body.\n";
+//! let obs = parse_observation(text, "obs_alpha-beta-gamma-delta-epsilon-zeta").unwrap();
+//! assert_eq!(obs.title, "Say \"hi\": then wait");
+//! assert_eq!(write_observation(&obs).unwrap(), text);
+//! ```
 
-use crate::observation::Observation;
+mod datetime;
+mod error;
+mod load;
+mod number;
+mod parse;
+mod resolve;
+mod schema;
+mod value;
+mod write;
+mod yaml_emit;
 
-/// Frontmatter keys outside the schema, in file order, kept so a rewrite does not drop them.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ExtraKeys(pub Vec<(String, YamlValue)>);
-
-/// A YAML value of an unknown frontmatter key.
-#[derive(Debug, Clone, PartialEq)]
-pub enum YamlValue {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    String(String),
-    Seq(Vec<YamlValue>),
-    Map(Vec<(String, YamlValue)>),
-}
-
-/// Why a file is not a valid observation; the message names the spec rule that failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ParseError {
-    #[error("No frontmatter delimiters found")]
-    NoDelimiters,
-}
-
-/// Why an observation cannot be written.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum WriteError {
-    #[error("invalid observation: {0}")]
-    Invalid(String),
-}
-
-/// Parses a file's text; `file_stem` is the file name without `.md` (§1.4 rule 5).
-pub fn parse_observation(text: &str, file_stem: &str) -> Result<Observation, ParseError> {
-    let _ = (text, file_stem);
-    unimplemented!("codec parse")
-}
-
-/// Renders the file exactly as agent-qa's writer would (§1.6), plus unknown keys after the known ones.
-pub fn write_observation(obs: &Observation) -> Result<String, WriteError> {
-    let _ = obs;
-    unimplemented!("codec write")
-}
+pub use datetime::is_iso_datetime;
+pub use error::{ParseError, SchemaIssue, WriteError};
+pub use number::format_js_number;
+pub use parse::parse_observation;
+pub use value::{ExtraKeys, YamlValue};
+pub use write::write_observation;
