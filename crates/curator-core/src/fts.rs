@@ -150,7 +150,7 @@ impl Bm25Stats {
         let f = freq as f64;
         let d = row_tokens as f64;
         let score = self.idf() * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / self.avgdl())));
-        -1.0 * score
+        -score
     }
 }
 

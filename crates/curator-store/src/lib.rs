@@ -8,6 +8,7 @@
 mod atomic;
 mod error;
 mod file_store;
+pub mod index;
 mod journal;
 mod lock;
 mod store;

@@ -1,0 +1,191 @@
+//! Scoring, filtering and ordering of hits (§3.3; ARCHITECTURE.md "Ranking").
+//!
+//! Phrase mode is agent-qa's query recomputed exactly: `N` and `avgdl` over the scoped rows
+//! (what agent-qa's per-test FTS5 table holds), `n` and `f` from the candidates' own tokens,
+//! the FTS5 bm25 formula, then `rank × trust` ascending with ties in discovery order (products,
+//! suite, tests folder; file names in UTF-16 order). Terms mode ranks by tantivy's BM25 × trust,
+//! but first drops candidates whose *coverage* — the share of the query's IDF mass they contain —
+//! is under the relevance floor, so a lone common word ("page", "click") does not inject
+//! unrelated memory. In both modes `trust >= min_trust` filters before the top-N cut, as
+//! agent-qa's `WHERE … ORDER BY … LIMIT` does.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use curator_core::fts::{Bm25Stats, phrase_occurrences, token_texts};
+use curator_core::{ScopeName, SnapshotEntry, Tier};
+use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::schema::Value;
+use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+
+use super::query::{any_term, phrase_candidates, scope_filter, within};
+use super::schema::{Fields, terms_analyzer};
+use super::writer::utf16_cmp;
+use super::{Hit, IndexError, SearchRequest};
+
+/// Most candidates terms mode considers before the floor (scoped matches are far fewer).
+const TERMS_CANDIDATES: usize = 1000;
+
+/// A stored document with the facts ordering needs.
+struct Candidate {
+    hit: Hit,
+    /// Index of the selector that admitted it (discovery order of folders).
+    selector: usize,
+    file_name: String,
+}
+
+impl Candidate {
+    fn discovery_cmp(&self, other: &Self) -> Ordering {
+        self.selector
+            .cmp(&other.selector)
+            .then_with(|| utf16_cmp(&self.file_name, &other.file_name))
+    }
+}
+
+fn load(
+    searcher: &Searcher,
+    fields: &Fields,
+    req: &SearchRequest,
+    addr: DocAddress,
+) -> Result<Option<Candidate>, IndexError> {
+    let doc: TantivyDocument = searcher.doc(addr)?;
+    let text = |f| doc.get_first(f).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    let path = text(fields.path);
+    let mut parts = path.splitn(3, '/');
+    let (Some(tier), Some(scope), Some(file_name)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Ok(None);
+    };
+    let (Ok(tier), Ok(scope)) = (tier.parse::<Tier>(), ScopeName::new(scope)) else {
+        return Ok(None);
+    };
+    let Some(selector) = req.scopes.iter().position(|s| s.dir.tier == tier && s.dir.scope == scope)
+    else {
+        return Ok(None);
+    };
+    let position = doc.get_first(fields.position).and_then(|v| v.as_u64());
+    // The index filtered suite observations by a key of (position, snapshot); compare the data
+    // itself too, entry by entry, so only an exact match is ever injected (§3.2, §11.11).
+    if tier == Tier::Suites
+        && let Some(position) = position
+    {
+        let snapshot: Vec<SnapshotEntry> =
+            serde_json::from_str(&text(fields.snapshot)).unwrap_or_default();
+        let wanted = req.scopes[selector].suite.as_ref();
+        if !wanted.is_some_and(|m| m.position == position && m.snapshot == snapshot) {
+            return Ok(None);
+        }
+    }
+    let hit = Hit {
+        id: text(fields.id),
+        tier,
+        scope,
+        title: text(fields.title),
+        content: text(fields.content),
+        trust: doc.get_first(fields.trust).and_then(|v| v.as_f64()).unwrap_or(0.0),
+        score: 0.0,
+        path: path.clone().into(),
+    };
+    Ok(Some(Candidate { hit, selector, file_name: file_name.to_owned() }))
+}
+
+/// Phrase mode (agent-qa exactly).
+pub(crate) fn phrase(
+    searcher: &Searcher,
+    fields: &Fields,
+    req: &SearchRequest,
+    phrase: &[String],
+) -> Result<Vec<Hit>, IndexError> {
+    let scoped = searcher.search(&*scope_filter(fields, &req.scopes), &DocSetCollector)?;
+    let mut total_tokens = 0u64;
+    for addr in &scoped {
+        let lens = searcher.segment_reader(addr.segment_ord).fast_fields().u64("len")?;
+        total_tokens += lens.first(addr.doc_id).unwrap_or(0);
+    }
+    let query = within(scope_filter(fields, &req.scopes), phrase_candidates(fields, phrase));
+    let mut found: Vec<(Candidate, u64, u64)> = Vec::new();
+    let mut addrs: Vec<DocAddress> =
+        searcher.search(&query, &DocSetCollector)?.into_iter().collect();
+    addrs.sort();
+    for addr in addrs {
+        let Some(c) = load(searcher, fields, req, addr)? else { continue };
+        let title = token_texts(&c.hit.title);
+        let content = token_texts(&c.hit.content);
+        let freq = phrase_occurrences(&title, phrase) + phrase_occurrences(&content, phrase);
+        if freq > 0 {
+            let len = (title.len() + content.len()) as u64;
+            found.push((c, freq as u64, len));
+        }
+    }
+    let stats = Bm25Stats { rows: scoped.len() as u64, total_tokens, hits: found.len() as u64 };
+    let mut hits: Vec<Candidate> = found
+        .into_iter()
+        .filter(|(c, _, _)| c.hit.trust >= req.min_trust)
+        .map(|(mut c, freq, len)| {
+            // Reported as "higher is better": the negation of agent-qa's sort key rank × trust.
+            c.hit.score = -(stats.rank(freq, len) * c.hit.trust);
+            c
+        })
+        .collect();
+    hits.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score).then_with(|| a.discovery_cmp(b)));
+    Ok(hits.into_iter().take(req.max_results).map(|c| c.hit).collect())
+}
+
+/// Terms mode: any-term BM25 × trust above the coverage floor.
+pub(crate) fn terms(
+    searcher: &Searcher,
+    fields: &Fields,
+    req: &SearchRequest,
+    sanitized: &str,
+) -> Result<Vec<Hit>, IndexError> {
+    let terms = analyze_unique(sanitized);
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let n_docs = searcher.num_docs() as f64;
+    let idf = |t: &str| -> Result<f64, IndexError> {
+        let df = searcher
+            .doc_freq(&Term::from_field_text(fields.title_terms, t))?
+            .max(searcher.doc_freq(&Term::from_field_text(fields.content_terms, t))?)
+            as f64;
+        Ok((1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln())
+    };
+    let weights: Vec<(String, f64)> =
+        terms.into_iter().map(|t| idf(&t).map(|w| (t, w))).collect::<Result<_, _>>()?;
+    let total_weight: f64 = weights.iter().map(|(_, w)| w).sum();
+    let query_terms: Vec<String> = weights.iter().map(|(t, _)| t.clone()).collect();
+    let query = within(scope_filter(fields, &req.scopes), any_term(fields, &query_terms));
+    let top = searcher.search(&query, &TopDocs::with_limit(TERMS_CANDIDATES).order_by_score())?;
+    let mut hits = Vec::new();
+    for (bm25, addr) in top {
+        let Some(mut c) = load(searcher, fields, req, addr)? else { continue };
+        if c.hit.trust < req.min_trust {
+            continue;
+        }
+        let doc_terms: HashSet<String> =
+            analyze_unique(&format!("{}\n{}", c.hit.title, c.hit.content)).into_iter().collect();
+        let covered: f64 =
+            weights.iter().filter(|(t, _)| doc_terms.contains(t)).map(|(_, w)| w).sum();
+        if total_weight <= 0.0 || covered / total_weight < req.min_relevance {
+            continue;
+        }
+        c.hit.score = f64::from(bm25) * c.hit.trust;
+        hits.push(c);
+    }
+    hits.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score).then_with(|| a.discovery_cmp(b)));
+    Ok(hits.into_iter().take(req.max_results).map(|c| c.hit).collect())
+}
+
+/// The distinct analyzed terms of `text`, in first-occurrence order.
+fn analyze_unique(text: &str) -> Vec<String> {
+    let mut analyzer = terms_analyzer();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while let Some(tok) = stream.next() {
+        if seen.insert(tok.text.clone()) {
+            out.push(tok.text.clone());
+        }
+    }
+    out
+}

@@ -1,0 +1,234 @@
+//! What one indexed file is: the tantivy schema, its version and its tokenizers (§3.1).
+//!
+//! Every file the listing rule (§1.2) admits becomes exactly one document keyed by its path
+//! relative to the root: a *served* document (parsed, passed the scanner; it carries a
+//! `scope_key` and can be found by a query) or a *problem* document (it carries only its path,
+//! stamp and reason, so the next refresh does not parse it again and `lint` can list it).
+//! Bumping [`SCHEMA_VERSION`] forces every existing index to be rebuilt on open; it must change
+//! whenever a field, a tokenizer or the meaning of a stored value changes.
+
+use tantivy::Index;
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    Language, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+};
+
+/// Version of the schema and analysis; stored as the commit payload of every commit.
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+
+/// The commit payload that marks an index as written by this schema version.
+pub(crate) fn payload() -> String {
+    format!("curator-index/v{SCHEMA_VERSION}")
+}
+
+/// agent-qa's `unicode61` tokens (case and simple diacritics folded), with positions.
+pub(crate) const UNICODE61: &str = "curator_unicode61";
+/// `unicode61` tokens without English stop words, stemmed: the `terms` query mode.
+pub(crate) const TERMS: &str = "curator_terms";
+
+/// The `suite_key` of a served document in a suite folder without `position` (§3.2: always seen).
+pub(crate) const SUITE_BASE: &str = "base";
+
+/// Handles to every field of the schema.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields {
+    /// `tier/scope/file.md`, the document key (exact term, fast, stored).
+    pub(crate) path: Field,
+    /// `tier/scope` of every document, served or problem: what a refresh of one folder reads.
+    pub(crate) dir: Field,
+    /// `tier/scope` of served documents only: what a query filters on.
+    pub(crate) scope_key: Field,
+    /// Suite folder documents: [`SUITE_BASE`] or the key of their (position, snapshot).
+    pub(crate) suite_key: Field,
+    /// The file's metadata fingerprint (size, mtime, ctime, inode).
+    pub(crate) stamp: Field,
+    pub(crate) id: Field,
+    pub(crate) title: Field,
+    pub(crate) content: Field,
+    pub(crate) title_terms: Field,
+    pub(crate) content_terms: Field,
+    pub(crate) trust: Field,
+    /// `unicode61` tokens in title + content: FTS5's row length `D`.
+    pub(crate) len: Field,
+    pub(crate) position: Field,
+    /// The suite snapshot as JSON (`[{"test","id"}]`), stored for exact matching.
+    pub(crate) snapshot: Field,
+    /// Why a problem document is not served.
+    pub(crate) problem: Field,
+}
+
+/// Builds the schema and the handles to its fields.
+pub(crate) fn build_schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = |tokenizer: &str, record: IndexRecordOption| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record),
+        )
+    };
+    let fields = Fields {
+        path: b.add_text_field("path", STRING | STORED | FAST),
+        dir: b.add_text_field("dir", STRING),
+        scope_key: b.add_text_field("scope_key", STRING),
+        suite_key: b.add_text_field("suite_key", STRING),
+        stamp: b.add_u64_field("stamp", FAST),
+        id: b.add_text_field("id", STRING | STORED),
+        title: b.add_text_field(
+            "title",
+            text(UNICODE61, IndexRecordOption::WithFreqsAndPositions).set_stored(),
+        ),
+        content: b.add_text_field(
+            "content",
+            text(UNICODE61, IndexRecordOption::WithFreqsAndPositions).set_stored(),
+        ),
+        title_terms: b.add_text_field("title_terms", text(TERMS, IndexRecordOption::WithFreqs)),
+        content_terms: b.add_text_field("content_terms", text(TERMS, IndexRecordOption::WithFreqs)),
+        trust: b.add_f64_field("trust", STORED | FAST),
+        len: b.add_u64_field("len", FAST | STORED),
+        position: b.add_u64_field("position", STORED | INDEXED),
+        snapshot: b.add_text_field("snapshot", STORED),
+        problem: b.add_text_field("problem", STORED),
+    };
+    (b.build(), fields)
+}
+
+/// Finds the handles in an opened index's schema; `None` if a field is missing (an index from
+/// another schema, to be rebuilt).
+pub(crate) fn fields_of(schema: &Schema) -> Option<Fields> {
+    let f = |name: &str| schema.get_field(name).ok();
+    Some(Fields {
+        path: f("path")?,
+        dir: f("dir")?,
+        scope_key: f("scope_key")?,
+        suite_key: f("suite_key")?,
+        stamp: f("stamp")?,
+        id: f("id")?,
+        title: f("title")?,
+        content: f("content")?,
+        title_terms: f("title_terms")?,
+        content_terms: f("content_terms")?,
+        trust: f("trust")?,
+        len: f("len")?,
+        position: f("position")?,
+        snapshot: f("snapshot")?,
+        problem: f("problem")?,
+    })
+}
+
+/// Registers curator's analyzers; needed on every opened or created index.
+pub(crate) fn register_tokenizers(index: &Index) {
+    index.tokenizers().register(UNICODE61, TextAnalyzer::from(Unicode61));
+    index.tokenizers().register(TERMS, terms_analyzer());
+}
+
+/// The analyzer of the `terms` mode, also used to analyze the query text.
+pub(crate) fn terms_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(Unicode61)
+        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| (*w).to_owned())))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// English function words plus the filler of step sentences: they match everything, so they
+/// would only lift unrelated memory over the relevance floor. Folded forms (no apostrophes:
+/// the tokenizer splits "don't" into "don" and "t").
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
+    "at", "be", "been", "before", "being", "both", "but", "by", "can", "could", "d", "did", "do",
+    "does", "doing", "don", "each", "few", "for", "from", "further", "had", "has", "have",
+    "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "itself", "just", "ll", "m", "me", "more", "most", "my", "no", "nor", "not",
+    "now", "of", "once", "only", "or", "other", "our", "ours", "out", "own", "re", "s", "same",
+    "she", "should", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them",
+    "then", "there", "these", "they", "this", "those", "through", "to", "too", "until", "ve",
+    "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "would", "you", "your", "yours",
+];
+
+/// tantivy adapter for [`curator_core::fts::tokenize`], so the index and the exact phrase
+/// scorer can never disagree on what a token is.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Unicode61;
+
+/// The tokens of one text, handed out one by one.
+#[derive(Debug)]
+pub(crate) struct Unicode61Stream {
+    tokens: Vec<Token>,
+    next: usize,
+}
+
+impl Tokenizer for Unicode61 {
+    type TokenStream<'a> = Unicode61Stream;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        let tokens = curator_core::fts::tokenize(text)
+            .into_iter()
+            .enumerate()
+            .map(|(position, t)| Token {
+                offset_from: t.start,
+                offset_to: t.end,
+                position,
+                text: t.text,
+                position_length: 1,
+            })
+            .collect();
+        Unicode61Stream { tokens, next: 0 }
+    }
+}
+
+impl TokenStream for Unicode61Stream {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+
+    fn token(&self) -> &Token {
+        &self.tokens[self.next - 1]
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn analyze(mut analyzer: TextAnalyzer, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        analyzer.token_stream(text).process(&mut |t| out.push(t.text.clone()));
+        out
+    }
+
+    #[test]
+    fn unicode61_adapter_gives_the_core_tokens_with_positions() {
+        let mut stream = Unicode61.token_stream("Café  résumé x_y");
+        let mut got = Vec::new();
+        while stream.advance() {
+            got.push((stream.token().text.clone(), stream.token().position));
+        }
+        assert_eq!(
+            got,
+            [("cafe".into(), 0), ("resume".into(), 1), ("x".into(), 2), ("y".into(), 3)]
+        );
+    }
+
+    #[test]
+    fn terms_analyzer_drops_stop_words_and_stems() {
+        assert_eq!(
+            analyze(terms_analyzer(), "Click the login button and wait for the modals"),
+            ["click", "login", "button", "wait", "modal"]
+        );
+        assert_eq!(analyze(terms_analyzer(), "Clicking Über-Menüs"), ["click", "uber", "menus"]);
+    }
+
+    #[test]
+    fn schema_fields_are_found_again_by_name() {
+        let (schema, fields) = build_schema();
+        let found = fields_of(&schema).expect("all fields");
+        assert_eq!(found.path, fields.path);
+        assert_eq!(found.problem, fields.problem);
+    }
+}

@@ -1,0 +1,11 @@
+//! Index tests over real memory roots in temp folders (agent-qa-memory §3; issue 3 "Must show").
+//!
+//! `phrase`: agent-qa's phrase mode, every example of §3.3 and the worked example's numbers.
+//! `suite`: §3.2 scoping, snapshot and position rules. `refresh`: files added, rewritten in
+//! place, deleted; problem files; a corrupt index. `terms`: curator's default mode.
+
+mod phrase;
+mod refresh;
+mod suite;
+mod terms;
+mod util;
