@@ -91,7 +91,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn get(&self, id: &ObservationId) -> Result<StoredObservation>;
 
     /// Runs `body` holding the store's writer lock; every change made through the transaction is
-    /// journaled with `run_id` before the lock is released.
+    /// journaled with `run_id` before the lock is released. Not reentrant: calling `transact`
+    /// from inside `body` waits for the outer call's lock until the lock timeout.
     fn transact(
         &self,
         run_id: Option<&str>,

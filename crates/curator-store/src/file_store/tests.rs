@@ -1,1 +1,58 @@
-//! File store tests that need no codec fixtures; the end-to-end ones are in `tests/`.
+//! Unit tests of the file store's private rules; the end-to-end ones are in `tests/store/`.
+
+use curator_core::codec::ParseError;
+
+use super::*;
+
+#[test]
+fn filters_match_tier_and_scope_and_unknown_scopes_only_unfiltered() {
+    let scope = ScopeName::new("p").unwrap();
+    let any = ListFilter::default();
+    let products = ListFilter { tier: Some(Tier::Products), scope: None };
+    let p = ListFilter { tier: None, scope: Some(scope.clone()) };
+    assert!(matches(&any, Tier::Tests, None));
+    assert!(matches(&products, Tier::Products, Some(&scope)));
+    assert!(!matches(&products, Tier::Tests, Some(&scope)));
+    assert!(matches(&p, Tier::Tests, Some(&scope)));
+    // A problem found at tier level (no scope) is not part of a scope's listing.
+    assert!(!matches(&p, Tier::Tests, None));
+}
+
+#[test]
+fn refusals_become_errors_naming_the_path() {
+    let path = Path::new("/m/tests/t/obs_a.md");
+    let parse = refused(path, ProblemKind::Parse(ParseError::BlankBody));
+    assert!(matches!(parse, Error::Parse { .. }));
+    assert_eq!(
+        parse.to_string(),
+        "/m/tests/t/obs_a.md: Observation markdown body is missing or blank"
+    );
+    let big = refused(path, ProblemKind::TooLarge { size: 2, limit: 1 });
+    assert_eq!(big.to_string(), "/m/tests/t/obs_a.md: too large: 2 bytes (limit 1)");
+}
+
+#[test]
+fn misses_are_trusted_only_after_a_walk_under_the_lock() {
+    let tmp = tempfile::tempdir().unwrap();
+    FileStore::init(tmp.path()).unwrap();
+    let store = FileStore::open(tmp.path(), FileStoreOptions::default()).unwrap();
+    let id = ObservationId::generate();
+    let text = format!(
+        "---\nid: {id}\ntitle: T\ntrust: 0.5\ncreated: 2026-04-10T12:00:00.000Z\n\
+         last_confirmed: 2026-04-10T12:00:00.000Z\nconfirmed_count: 0\ncontradicted_count: 0\n\
+         source_test: t_x\n---\nBody\n"
+    );
+    let write_behind_our_back = || {
+        let dir = tmp.path().join("tests/t_a");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("{id}.md")), &text).unwrap();
+    };
+    let mut tx = FileTransaction::new(&store, None);
+    assert!(tx.find(&id).unwrap().is_none(), "first miss walks");
+    write_behind_our_back();
+    // Under the lock nobody else writes, so the second miss costs no walk.
+    assert!(tx.find(&id).unwrap().is_none());
+    // A new transaction (a new lock) starts untrusting again.
+    let mut tx = FileTransaction::new(&store, None);
+    assert!(tx.find(&id).unwrap().is_some());
+}

@@ -37,7 +37,7 @@ impl<'a> FileTransaction<'a> {
         FileTransaction { store, run_id: run_id.map(str::to_owned), fresh_index: false }
     }
 
-    fn find(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+    pub(super) fn find(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
         let found = self.store.find(id, self.fresh_index)?;
         if found.is_none() {
             // Either the miss was trusted already or `locate` just walked under the lock.

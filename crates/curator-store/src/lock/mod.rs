@@ -12,15 +12,21 @@
 //!   (`link` fails with EEXIST just as `O_EXCL` does), so a curator lock file is never seen empty
 //!   and its flock is taken from the moment it exists until after it is deleted. A waiter uses
 //!   the flock as proof of a live curator holder, and holds the stale file's flock while deleting
-//!   it so that two waiters never both "steal" and one deletes the other's fresh lock. On a file
-//!   system without hard links it falls back to `O_EXCL` create + flock + write.
+//!   it so that two waiters never both "steal" and one deletes the other's fresh lock.
+//! * The temp name is kept while the lock is held, so a curator lock file has two links and
+//!   agent-qa's has one. That is the mark the content cannot carry (agent-qa would not accept
+//!   another JSON field): two links and a free flock prove a curator holder died, on any
+//!   platform and whatever process now has its pid. The mark assumes flocks are seen by every
+//!   machine sharing the root (true for local file systems and for NFS on Linux ≥ 2.6.12).
+//! * On a file system without hard links it falls back to `O_EXCL` create + flock + write, and
+//!   waiters fall back to agent-qa's rules for that file.
 //! * Waiting backs off from ~10 ms to ~200 ms with random jitter instead of agent-qa's fixed
 //!   200 ms, and the timeout error names the holder.
 //! * Release deletes the file only if the path still names the very file we created (stricter
 //!   than agent-qa's "same pid", which cannot tell two holders of one process apart).
 //!
-//! Not handled: a crash between `link` and removing the temp name leaves a hidden
-//! `.<lock>.tmp-<pid>-<rand>` file next to the lock; it is harmless (no listing reads it).
+//! A crashed holder leaves its hidden `.<lock>.tmp-<pid>-<rand>` name behind; the waiter that
+//! removes the stale lock removes it too.
 
 mod process;
 mod stale;
@@ -89,6 +95,8 @@ pub struct LockGuard {
     /// Open on our lock file and flocked; `None` once released.
     file: Option<File>,
     identity: (u64, u64),
+    /// The second name of our lock file (the two-link mark); `None` on the fallback path.
+    mark: Option<PathBuf>,
 }
 
 impl LockGuard {
@@ -127,6 +135,9 @@ impl LockGuard {
             }
             Err(e) => Err(Error::io(&self.path, e)),
         };
+        if let Some(mark) = self.mark.take() {
+            let _ = fs::remove_file(mark);
+        }
         drop(file);
         result
     }
@@ -202,24 +213,22 @@ fn try_create(path: &Path) -> Result<Option<LockGuard>> {
     let content = holder.content();
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let (temp_path, mut temp) = create_temp(parent_dir(path), &name)?;
-    let prepared = temp
-        .write_all(content.as_bytes())
-        .and_then(|()| temp.lock())
-        .map_err(|e| Error::io(&temp_path, e));
-    let linked = prepared.and_then(|()| {
-        match fs::hard_link(&temp_path, path) {
-            Ok(()) => Ok(Some(())),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
-            Err(e) => Err(e),
-        }
-        .map_err(|e| Error::io(path, e))
-    });
-    let _ = fs::remove_file(&temp_path);
+    let prepared = temp.write_all(content.as_bytes()).and_then(|()| temp.lock());
+    let linked = match prepared {
+        Ok(()) => fs::hard_link(&temp_path, path),
+        Err(e) => Err(e),
+    };
     match linked {
-        Ok(Some(())) => finish(path, holder, temp, &content).map(Some),
-        Ok(None) => Ok(None),
-        Err(Error::Io { source, .. }) if no_hard_links(&source) => create_exclusive(path),
-        Err(err) => Err(err),
+        // The temp name stays: it is the two-link mark of a curator holder.
+        Ok(()) => finish(path, holder, temp, Some(temp_path), &content).map(Some),
+        Err(e) => {
+            let _ = fs::remove_file(&temp_path);
+            match e.kind() {
+                std::io::ErrorKind::AlreadyExists => Ok(None),
+                _ if no_hard_links(&e) => create_exclusive(path),
+                _ => Err(Error::io(path, e)),
+            }
+        }
     }
 }
 
@@ -241,13 +250,19 @@ fn create_exclusive(path: &Path) -> Result<Option<LockGuard>> {
     file.lock()
         .and_then(|()| file.write_all(content.as_bytes()))
         .map_err(|e| Error::io(path, e))?;
-    finish(path, holder, file, &content).map(Some)
+    finish(path, holder, file, None, &content).map(Some)
 }
 
 /// Reads the lock back through its path (§6: verify that the file there is ours).
-fn finish(path: &Path, holder: LockHolder, file: File, content: &str) -> Result<LockGuard> {
+fn finish(
+    path: &Path,
+    holder: LockHolder,
+    file: File,
+    mark: Option<PathBuf>,
+    content: &str,
+) -> Result<LockGuard> {
     let ours = identity(&file.metadata().map_err(|e| Error::io(path, e))?);
-    let guard = LockGuard { path: path.to_owned(), holder, file: Some(file), identity: ours };
+    let guard = LockGuard { path: path.to_owned(), holder, file: Some(file), identity: ours, mark };
     let on_disk = fs::read(path).map_err(|e| Error::io(path, e))?;
     let meta = fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
     if on_disk != content.as_bytes() || identity(&meta) != ours {
@@ -280,7 +295,7 @@ fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<S
     // A lock file is ~60 bytes; refuse to slurp something huge placed there by mistake.
     (&mut file).take(4096).read_to_end(&mut content).map_err(|e| Error::io(path, e))?;
     let age = meta.modified().ok().and_then(|m| m.elapsed().ok());
-    let seen = Observed { content: &content, age, flock_free };
+    let seen = Observed { content: &content, age, flock_free, curator_mark: meta.nlink() >= 2 };
     match judge(&seen, Timestamp::now(), timeout, std::process::id(), probe) {
         Verdict::Held => Ok(Seen::Held(stale::holder_of(&content))),
         Verdict::Stale(reason) => {
@@ -293,8 +308,22 @@ fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<S
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     Err(e) => return Err(Error::io(path, e)),
                 }
+                remove_marks(path, &meta);
             }
             Ok(Seen::Stolen)
+        }
+    }
+}
+
+/// Removes the hidden second names a dead curator holder left for the lock file `meta`.
+fn remove_marks(path: &Path, meta: &fs::Metadata) {
+    let Some(name) = path.file_name() else { return };
+    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(parent_dir(path)) else { return };
+    for entry in entries.flatten() {
+        let same = entry.path().symlink_metadata().is_ok_and(|m| identity(&m) == identity(meta));
+        if same && entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = fs::remove_file(entry.path());
         }
     }
 }

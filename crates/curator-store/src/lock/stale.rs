@@ -11,10 +11,12 @@
 //!    here (another pid namespace) and however old it is (a long transaction is not a dead one).
 //!    A free flock is *not* proof of death on its own, because agent-qa does not flock.
 //! 2. **EPERM is alive**, and a zombie is dead (see `process.rs`).
-//! 3. **PID reuse is detected without a new field** (agent-qa would not accept one): the lock's
-//!    pid is ours but the flock is free (all our holders flock, so this is an earlier process
-//!    whose pid we now have), or the process using that pid started after the lock's timestamp
-//!    (Linux start time; it cannot have written the file).
+//! 3. **A dead curator holder is recognised at once, PID reuse included**, without a new field
+//!    (agent-qa would not accept one): a curator lock file has a second hidden name while held
+//!    (see `mod.rs`), so two links and a free flock mean its holder died, whatever process now
+//!    has its pid. For agent-qa's files (one link) PID reuse is caught when the process using
+//!    that pid started after the lock's timestamp (Linux start time: it cannot have written the
+//!    file), or when the pid is our own (our holders always flock, so it is an earlier process).
 //!
 //! One more guard fixes a race agent-qa has: it creates the file first and writes the JSON
 //! second, so a waiter may read an empty file. An unparsable file is stale only once it is older
@@ -42,6 +44,8 @@ pub(crate) struct Observed<'a> {
     pub(crate) age: Option<Duration>,
     /// `true` when our `try_lock` on the file succeeded, i.e. no curator holds it.
     pub(crate) flock_free: bool,
+    /// The file has two or more links: a curator created it (see `mod.rs`).
+    pub(crate) curator_mark: bool,
 }
 
 /// The waiter's conclusion.
@@ -63,6 +67,9 @@ pub(crate) fn judge(
 ) -> Verdict {
     if !seen.flock_free {
         return Verdict::Held;
+    }
+    if seen.curator_mark {
+        return Verdict::Stale("a curator holder died: its flock is free");
     }
     let Some(json) = parse_json(seen.content) else {
         return match seen.age {
@@ -152,6 +159,7 @@ mod tests {
             content: content.as_bytes(),
             age: Some(Duration::from_secs(10)),
             flock_free,
+            curator_mark: false,
         };
         judge(&seen, now(), T, OWN, probe)
     }
@@ -217,11 +225,34 @@ mod tests {
 
     #[test]
     fn a_half_written_file_gets_a_grace_period() {
-        let young =
-            Observed { content: b"", age: Some(Duration::from_millis(5)), flock_free: true };
+        let young = Observed {
+            content: b"",
+            age: Some(Duration::from_millis(5)),
+            flock_free: true,
+            curator_mark: false,
+        };
         assert_eq!(judge(&young, now(), T, OWN, &probe(Liveness::Alive)), Verdict::Held);
-        let old = Observed { content: b"", age: Some(Duration::from_secs(2)), flock_free: true };
+        let old = Observed {
+            content: b"",
+            age: Some(Duration::from_secs(2)),
+            flock_free: true,
+            curator_mark: false,
+        };
         assert!(matches!(judge(&old, now(), T, OWN, &probe(Liveness::Alive)), Verdict::Stale(_)));
+    }
+
+    #[test]
+    fn a_curator_file_with_a_free_flock_is_a_dead_curator_even_if_its_pid_lives() {
+        let seen = Observed {
+            content: FRESH.as_bytes(),
+            age: Some(Duration::ZERO),
+            flock_free: true,
+            curator_mark: true,
+        };
+        let alive = probe(Liveness::Alive);
+        assert!(matches!(judge(&seen, now(), T, OWN, &alive), Verdict::Stale(_)));
+        let held = Observed { flock_free: false, ..seen };
+        assert_eq!(judge(&held, now(), T, OWN, &alive), Verdict::Held);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Lock protocol tests in one process; the multi-process ones are in `tests/lock.rs`.
 
 use std::fs;
+use std::os::unix::fs::MetadataExt as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -51,9 +52,14 @@ fn the_lock_file_holds_exactly_agent_qa_json() {
     assert!(stamp.ends_with('Z'));
     stamp.parse::<Timestamp>().unwrap();
     assert_eq!(text, guard.holder().content());
-    assert_eq!(entries(dir.path()), [".curator.lock"], "no temp file left behind");
+    // The lock and its hidden second name (the curator mark), nothing else.
+    let names = entries(dir.path());
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names[1], ".curator.lock");
+    assert!(names[0].starts_with("..curator.lock.tmp-"), "{names:?}");
+    assert_eq!(fs::metadata(&path).unwrap().nlink(), 2);
     drop(guard);
-    assert!(entries(dir.path()).is_empty(), "release deletes the file");
+    assert!(entries(dir.path()).is_empty(), "release deletes the file and its mark");
 }
 
 #[test]
@@ -179,6 +185,23 @@ fn our_own_pid_without_our_flock_is_an_earlier_process() {
     let path = dir.path().join(".curator.lock");
     fs::write(&path, foreign(std::process::id(), Duration::ZERO)).unwrap();
     acquire_lock(&path, &opts(200)).unwrap();
+}
+
+#[test]
+fn a_dead_curator_holder_is_replaced_at_once_even_when_its_pid_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    // What a curator that died leaves: the lock, its second name, no flock; its pid (1 here)
+    // now belongs to a live process.
+    fs::write(&path, foreign(1, Duration::ZERO)).unwrap();
+    let mark = dir.path().join("..curator.lock.tmp-1-00000000deadbeef");
+    fs::hard_link(&path, &mark).unwrap();
+    let started = Instant::now();
+    let guard = acquire_lock(&path, &opts(10_000)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(!mark.exists(), "the dead holder's mark is cleaned up");
+    drop(guard);
+    assert!(entries(dir.path()).is_empty());
 }
 
 #[test]
