@@ -1,1 +1,475 @@
-//! `agent-qa.config.yaml` → `services.memory` (agent-qa-memory §2). STUB.
+//! `agent-qa.config.yaml`: the `services.memory` block (agent-qa-memory §2) and curator's own
+//! top-level `curator:` block.
+//!
+//! One file serves both tools, so the rules are agent-qa's where agent-qa reads the file and
+//! strict in the same way where only curator does:
+//!
+//! * `services.memory` is a zod *strict* object in agent-qa: an unknown key, a wrong type or an
+//!   out-of-range value is an error. Here too, and the error names the key path and the rule
+//!   (`services.memory.minTrust: must be between 0 and 1, got 1.5`). Schema defaults apply to
+//!   keys missing from a present block; with no block the code-level fallbacks apply.
+//! * Every other top-level key and every other `services.*` entry belongs to agent-qa and is
+//!   ignored, except `curator:`, which agent-qa never reads and which is strict as well.
+//! * Deliberate fix of §11.2: agent-qa's trust deltas are 0.05/0.10 when the block exists but
+//!   0.02/0.05 when it does not. curator always uses the schema defaults 0.05/0.10 (or the
+//!   configured values); [`MemoryConfig::block_present`] and
+//!   [`MemoryConfig::agent_qa_trust_deltas`] keep agent-qa's behaviour visible.
+//! * Also unlike agent-qa (§11.1), `minTrust` and `maxInjections` are honoured.
+//!
+//! The YAML is parsed with serde-saphyr under budgets (one document, bounded depth and alias
+//! expansion) and duplicate keys rejected. Nothing here touches the filesystem: the caller
+//! reads the file and passes the folder it came from; [`Config::memory_root`] resolves the root
+//! lexically, as Node's `path.resolve`/`path.normalize` do.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The memory root when `services.memory.dir` is not set.
+pub const DEFAULT_DIR: &str = "agent-qa-memory";
+/// A config file larger than this is refused before parsing.
+const MAX_CONFIG_BYTES: usize = 1 << 20;
+
+const MEMORY_PATH: &str = "services.memory";
+const MEMORY_KEYS: [&str; 14] = [
+    "enabled",
+    "provider",
+    "dir",
+    "minTrust",
+    "maxInjections",
+    "curatorEnabled",
+    "curatorLockTimeout",
+    "trustConfirmDelta",
+    "trustContradictDelta",
+    "ablationEnabled",
+    "circuitBreakerEnabled",
+    "circuitBreakerWindowSize",
+    "circuitBreakerBaselineSize",
+    "circuitBreakerThreshold",
+];
+const CURATOR_PATH: &str = "curator";
+const CURATOR_KEYS: [&str; 1] = ["queryMode"];
+
+/// Why a config text was refused. Messages name the key path and the rule broken.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The text is not one YAML document within the parser's budgets.
+    #[error("invalid YAML: {message}")]
+    Yaml {
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// The text is larger than a config file may be.
+    #[error("config is {bytes} bytes; the limit is {MAX_CONFIG_BYTES}")]
+    TooLarge {
+        /// Its size.
+        bytes: usize,
+    },
+    /// A key has a wrong type or value, or is unknown in a strict block.
+    #[error("{path}: {rule}")]
+    Invalid {
+        /// The key path, e.g. `services.memory.minTrust`.
+        path: String,
+        /// What is wrong, e.g. `must be between 0 and 1, got 1.5`.
+        rule: String,
+    },
+}
+
+/// The memory provider (`services.memory.provider`); agent-qa knows only `local`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemoryProvider {
+    /// Files under the memory root.
+    #[default]
+    Local,
+}
+
+/// How step text is matched against memory (`curator.queryMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueryMode {
+    /// Tokenised, folded, any-term match with a relevance floor (curator's default).
+    #[default]
+    Terms,
+    /// The whole sanitised step as one phrase: agent-qa's behaviour.
+    Phrase,
+}
+
+/// The effective memory settings curator uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryConfig {
+    /// `enabled`: memory on.
+    pub enabled: bool,
+    /// `provider`.
+    pub provider: MemoryProvider,
+    /// `dir`, trimmed: the memory root, relative to the config file's folder unless absolute.
+    pub dir: String,
+    /// `minTrust`, in `[0, 1]`: observations below it are never injected.
+    pub min_trust: f64,
+    /// `maxInjections`: at most this many observations per step.
+    pub max_injections: usize,
+    /// `curatorEnabled`.
+    pub curator_enabled: bool,
+    /// `curatorLockTimeout` in milliseconds, at least 1000.
+    pub lock_timeout_ms: u64,
+    /// `trustConfirmDelta`, in `[0, 1]`.
+    pub trust_confirm_delta: f64,
+    /// `trustContradictDelta`, in `[0, 1]`.
+    pub trust_contradict_delta: f64,
+    /// `ablationEnabled`.
+    pub ablation_enabled: bool,
+    /// `circuitBreakerEnabled`.
+    pub circuit_breaker_enabled: bool,
+    /// `circuitBreakerWindowSize`, at least 5.
+    pub circuit_breaker_window_size: usize,
+    /// `circuitBreakerBaselineSize`, at least 2.
+    pub circuit_breaker_baseline_size: usize,
+    /// `circuitBreakerThreshold`, in `[0, 1]`.
+    pub circuit_breaker_threshold: f64,
+    /// Whether the file had a `services.memory` block (agent-qa's deltas depend on it).
+    pub block_present: bool,
+}
+
+impl Default for MemoryConfig {
+    /// The values with no `services.memory` block (equal to the schema defaults, §11.2 fixed).
+    fn default() -> Self {
+        MemoryConfig {
+            enabled: true,
+            provider: MemoryProvider::Local,
+            dir: DEFAULT_DIR.to_owned(),
+            min_trust: 0.3,
+            max_injections: 3,
+            curator_enabled: true,
+            lock_timeout_ms: 120_000,
+            trust_confirm_delta: 0.05,
+            trust_contradict_delta: 0.10,
+            ablation_enabled: true,
+            circuit_breaker_enabled: true,
+            circuit_breaker_window_size: 20,
+            circuit_breaker_baseline_size: 3,
+            circuit_breaker_threshold: 0.15,
+            block_present: false,
+        }
+    }
+}
+
+impl MemoryConfig {
+    /// The (confirm, contradict) deltas agent-qa itself would use with this file: the configured
+    /// ones when the block exists, else its curator's fallbacks 0.02/0.05 (§2, §11.2).
+    pub fn agent_qa_trust_deltas(&self) -> (f64, f64) {
+        if self.block_present {
+            (self.trust_confirm_delta, self.trust_contradict_delta)
+        } else {
+            (0.02, 0.05)
+        }
+    }
+}
+
+/// curator's own options: the top-level `curator:` block, which agent-qa ignores.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CuratorOptions {
+    /// `queryMode`: `terms` (default) or `phrase`.
+    pub query_mode: QueryMode,
+    /// Whether the file had a `curator:` block.
+    pub block_present: bool,
+}
+
+/// A parsed config file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The `services.memory` settings.
+    pub memory: MemoryConfig,
+    /// The `curator:` settings.
+    pub curator: CuratorOptions,
+    /// The folder of the config file; relative `dir` values are resolved against it.
+    pub config_dir: PathBuf,
+}
+
+impl Config {
+    /// Parses config text. `config_dir` is the folder the file was read from (pass an absolute
+    /// path to get an absolute memory root). Empty text is a config with no blocks.
+    pub fn from_yaml_str(text: &str, config_dir: &Path) -> Result<Self, ConfigError> {
+        if text.len() > MAX_CONFIG_BYTES {
+            return Err(ConfigError::TooLarge { bytes: text.len() });
+        }
+        let root = parse_yaml(text)?;
+        let top = match &root {
+            Value::Null => None,
+            Value::Object(map) => Some(map),
+            other => {
+                return Err(invalid(
+                    "(top level)",
+                    format!("must be a mapping, got {}", show(other)),
+                ));
+            }
+        };
+        let services = match top.and_then(|t| t.get("services")) {
+            None => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(other) => {
+                return Err(invalid("services", format!("must be a mapping, got {}", show(other))));
+            }
+        };
+        let memory = match services.and_then(|s| s.get("memory")) {
+            None => MemoryConfig::default(),
+            Some(Value::Object(map)) => memory_block(map)?,
+            Some(other) => {
+                return Err(invalid(
+                    MEMORY_PATH,
+                    format!("must be a mapping, got {}", show(other)),
+                ));
+            }
+        };
+        let curator = match top.and_then(|t| t.get("curator")) {
+            None => CuratorOptions::default(),
+            Some(Value::Object(map)) => curator_block(map)?,
+            Some(other) => {
+                return Err(invalid(
+                    CURATOR_PATH,
+                    format!("must be a mapping, got {}", show(other)),
+                ));
+            }
+        };
+        Ok(Config { memory, curator, config_dir: config_dir.to_path_buf() })
+    }
+
+    /// agent-qa's `resolveMemoryRoot`: an absolute `dir` normalised, a relative one joined to the
+    /// config folder and normalised. Lexical only: no filesystem access, symlinks not followed.
+    pub fn memory_root(&self) -> PathBuf {
+        let dir = Path::new(&self.memory.dir);
+        if dir.is_absolute() { normalize(dir) } else { normalize(&self.config_dir.join(dir)) }
+    }
+}
+
+impl Default for Config {
+    /// No config file: every default, root `./agent-qa-memory`.
+    fn default() -> Self {
+        Config {
+            memory: MemoryConfig::default(),
+            curator: CuratorOptions::default(),
+            config_dir: PathBuf::from("."),
+        }
+    }
+}
+
+fn parse_yaml(text: &str) -> Result<Value, ConfigError> {
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_depth: 64,
+            max_documents: 1,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: 10_000,
+            max_replay_stack_depth: 16,
+        },
+        duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::Error,
+        strict_booleans: true,
+        with_snippet: false,
+    };
+    serde_saphyr::from_str_with_options::<Option<Value>>(text, options)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| ConfigError::Yaml { message: e.to_string() })
+}
+
+fn memory_block(map: &Map<String, Value>) -> Result<MemoryConfig, ConfigError> {
+    let b = Block { path: MEMORY_PATH, map };
+    b.deny_unknown(&MEMORY_KEYS)?;
+    let d = MemoryConfig::default();
+    Ok(MemoryConfig {
+        enabled: b.bool("enabled", d.enabled)?,
+        provider: match b.string("provider")? {
+            None => d.provider,
+            Some("local") => MemoryProvider::Local,
+            Some(other) => {
+                return Err(b.err("provider", format!("must be \"local\", got {other:?}")));
+            }
+        },
+        dir: match b.string("dir")? {
+            None => d.dir,
+            Some(s) if s.trim().is_empty() => {
+                return Err(b.err(
+                    "dir",
+                    format!("must be at least 1 character after trimming, got {s:?}"),
+                ));
+            }
+            Some(s) => s.trim().to_owned(),
+        },
+        min_trust: b.unit("minTrust", d.min_trust)?,
+        max_injections: saturate(b.int("maxInjections", 0, d.max_injections as u64)?),
+        curator_enabled: b.bool("curatorEnabled", d.curator_enabled)?,
+        lock_timeout_ms: b.int("curatorLockTimeout", 1000, d.lock_timeout_ms)?,
+        trust_confirm_delta: b.unit("trustConfirmDelta", d.trust_confirm_delta)?,
+        trust_contradict_delta: b.unit("trustContradictDelta", d.trust_contradict_delta)?,
+        ablation_enabled: b.bool("ablationEnabled", d.ablation_enabled)?,
+        circuit_breaker_enabled: b.bool("circuitBreakerEnabled", d.circuit_breaker_enabled)?,
+        circuit_breaker_window_size: saturate(b.int("circuitBreakerWindowSize", 5, 20)?),
+        circuit_breaker_baseline_size: saturate(b.int("circuitBreakerBaselineSize", 2, 3)?),
+        circuit_breaker_threshold: b
+            .unit("circuitBreakerThreshold", d.circuit_breaker_threshold)?,
+        block_present: true,
+    })
+}
+
+fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError> {
+    let b = Block { path: CURATOR_PATH, map };
+    b.deny_unknown(&CURATOR_KEYS)?;
+    let query_mode = match b.string("queryMode")? {
+        None => QueryMode::default(),
+        Some("terms") => QueryMode::Terms,
+        Some("phrase") => QueryMode::Phrase,
+        Some(other) => {
+            return Err(
+                b.err("queryMode", format!("must be \"terms\" or \"phrase\", got {other:?}"))
+            );
+        }
+    };
+    Ok(CuratorOptions { query_mode, block_present: true })
+}
+
+/// One strict mapping and its path, with typed getters that name the key on error.
+struct Block<'a> {
+    path: &'static str,
+    map: &'a Map<String, Value>,
+}
+
+impl Block<'_> {
+    fn err(&self, key: &str, rule: String) -> ConfigError {
+        invalid(&format!("{}.{key}", self.path), rule)
+    }
+
+    fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ConfigError> {
+        match self.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            None => Ok(()),
+            Some(k) => Err(self.err(k, format!("unknown key (allowed: {})", allowed.join(", ")))),
+        }
+    }
+
+    fn bool(&self, key: &str, default: bool) -> Result<bool, ConfigError> {
+        match self.map.get(key) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => {
+                Err(self.err(key, format!("must be true or false, got {}", show(other))))
+            }
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<Option<&str>, ConfigError> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(self.err(key, format!("must be a string, got {}", show(other)))),
+        }
+    }
+
+    /// A number in `[0, 1]` (zod `z.number().min(0).max(1)`).
+    fn unit(&self, key: &str, default: f64) -> Result<f64, ConfigError> {
+        let Some(v) = self.map.get(key) else { return Ok(default) };
+        match v.as_f64() {
+            Some(x) if (0.0..=1.0).contains(&x) => Ok(x),
+            Some(_) => Err(self.err(key, format!("must be between 0 and 1, got {}", show(v)))),
+            None => {
+                Err(self.err(key, format!("must be a number between 0 and 1, got {}", show(v))))
+            }
+        }
+    }
+
+    /// An integer at least `min` (zod `z.number().int().min(min)`: `3.0` is an integer too).
+    fn int(&self, key: &str, min: u64, default: u64) -> Result<u64, ConfigError> {
+        let Some(v) = self.map.get(key) else { return Ok(default) };
+        let n = match v {
+            Value::Number(n) => n,
+            other => return Err(self.err(key, format!("must be an integer, got {}", show(other)))),
+        };
+        let int = if let Some(u) = n.as_u64() {
+            Some(u)
+        } else if n.as_i64().is_some() {
+            None // negative
+        } else {
+            // A float: integral values count, as in JavaScript; 2^53 is where integers stop being exact.
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f.fract() != 0.0 || !f.is_finite() {
+                return Err(self.err(key, format!("must be an integer, got {}", show(v))));
+            }
+            (0.0..=9_007_199_254_740_992.0).contains(&f).then_some(f as u64)
+        };
+        match int {
+            Some(u) if u >= min => Ok(u),
+            _ => Err(self.err(key, format!("must be an integer >= {min}, got {}", show(v)))),
+        }
+    }
+}
+
+fn invalid(path: &str, rule: String) -> ConfigError {
+    ConfigError::Invalid { path: path.to_owned(), rule }
+}
+
+/// A value as an error message shows it: scalars as written, collections by kind.
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("{s:?}"),
+        Value::Array(_) => "a list".to_owned(),
+        Value::Object(_) => "a mapping".to_owned(),
+    }
+}
+
+fn saturate(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Lexical normalisation, as Node's `path.normalize`: `.` dropped, `..` pops a component (never
+/// above the root of an absolute path), repeated separators collapsed.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    let mut normal = 0usize;
+    for c in path.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir if normal > 0 => {
+                out.pop();
+                normal -= 1;
+            }
+            Component::ParentDir if out.has_root() => {}
+            Component::ParentDir => out.push(".."),
+            Component::Normal(s) => {
+                out.push(s);
+                normal += 1;
+            }
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_is_lexical() {
+        let cases = [
+            ("/a/./b/../c", "/a/c"),
+            ("/../../x", "/x"),
+            ("/a//b/", "/a/b"),
+            ("a/../../b", "../b"),
+            ("./a/..", "."),
+            ("../../a/b/..", "../../a"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(normalize(Path::new(input)), PathBuf::from(want), "{input}");
+        }
+    }
+
+    #[test]
+    fn show_renders_scalars_as_written() {
+        assert_eq!(show(&Value::from(1.5)), "1.5");
+        assert_eq!(show(&Value::from("yes")), "\"yes\"");
+        assert_eq!(show(&Value::Null), "null");
+        assert_eq!(show(&Value::Array(vec![])), "a list");
+    }
+}
