@@ -23,6 +23,14 @@ macro_rules! both {
                 let $store: &dyn Store = &MemStore::new();
                 $body
             }
+            #[test]
+            fn file() {
+                let tmp = tempfile::tempdir().unwrap();
+                curator_store::FileStore::init(tmp.path()).unwrap();
+                let fs = curator_store::FileStore::open(tmp.path(), Default::default()).unwrap();
+                let $store: &dyn Store = &fs;
+                $body
+            }
         }
     };
 }

@@ -37,17 +37,20 @@ fn chat(content: Value) -> Value {
            "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}})
 }
 
+/// Each request the mock saw: its `Authorization` header and its JSON body.
+type Seen = Arc<Mutex<Vec<(Option<String>, Value)>>>;
+
 /// A mock server answering the scripted replies in order (the last one repeats); records every
 /// request body and `Authorization` header.
 struct Mock {
     url: String,
-    requests: Arc<Mutex<Vec<(Option<String>, Value)>>>,
+    requests: Seen,
 }
 
 fn serve(replies: Vec<Reply>) -> Mock {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let requests = Arc::new(Mutex::new(Vec::new()));
+    let requests: Seen = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&requests);
     thread::spawn(move || {
         for (n, stream) in listener.incoming().enumerate() {

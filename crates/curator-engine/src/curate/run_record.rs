@@ -202,13 +202,9 @@ impl RunRecord {
     }
 }
 
-/// A run id names a session file, so it must be a plain file name (canonical `r_` ids are).
+/// A run id names a session file and a journal key: the run session's rule applies.
 fn check_run_id(id: String) -> Result<String, RunRecordError> {
-    ScopeName::new(id.as_str())
-        .map_err(|e| err("run_id", format!("must be usable as a file name: {e}")))?;
-    if id.starts_with('.') {
-        return Err(err("run_id", "must not start with '.'"));
-    }
+    crate::session::validate_run_id(&id).map_err(|e| err("run_id", e.to_string()))?;
     Ok(id)
 }
 

@@ -3,7 +3,7 @@
 //! observations. Store-agnostic helpers seed and read through the `Store` trait only, so the
 //! same assertions hold for the file store.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 pub mod mem_store;
 
