@@ -88,10 +88,10 @@ impl ProjectIndex {
             return true;
         }
         let lower = text.to_lowercase();
-        if let Some(slug) = &self.slug {
-            if words(&lower).any(|w| w == slug.as_str()) {
-                return true;
-            }
+        if let Some(slug) = &self.slug
+            && words(&lower).any(|w| w == slug.as_str())
+        {
+            return true;
         }
         candidate_tokens(text).any(|t| self.names_project_file(t))
     }

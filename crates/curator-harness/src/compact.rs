@@ -25,10 +25,10 @@ pub(crate) fn stale_reason(
     if let Some(path) = project.stale_path(&text) {
         return Some(format!("path {path} no longer in the project"));
     }
-    if features.is_known() {
-        if let Some(f) = item.all_fids().into_iter().find(|f| !features.contains(f)) {
-            return Some(format!("feature {f} not in features.json"));
-        }
+    if features.is_known()
+        && let Some(f) = item.all_fids().into_iter().find(|f| !features.contains(f))
+    {
+        return Some(format!("feature {f} not in features.json"));
     }
     None
 }
@@ -69,13 +69,16 @@ fn oldest_first(doc: &MemoryDoc, section: Section, pick: impl Fn(&Item) -> bool)
     idx
 }
 
+/// Selects the items of one drop tier.
+type Pick<'a> = Box<dyn Fn(&Item) -> bool + 'a>;
+
 /// Drops the weakest items until the rendered file fits [`MEMORY_MAX_LINES`].
 pub(crate) fn enforce_bound(
     doc: &mut MemoryDoc,
     features: &FeatureStatuses,
 ) -> Result<Vec<String>> {
     let mut dropped = Vec::new();
-    let tiers: [(Section, Box<dyn Fn(&Item) -> bool>); 4] = [
+    let tiers: [(Section, Pick<'_>); 4] = [
         (Section::Context, Box::new(|i: &Item| i.all_fids().is_empty())),
         (
             Section::History,

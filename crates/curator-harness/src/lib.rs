@@ -48,6 +48,9 @@ pub use status::{IssueCounts, LayerStatus, StatusReport};
 pub use summary::{SUMMARY_MAX_LINES, SUMMARY_MAX_TOKENS};
 pub use truncate::RAW_KEEP_ENTRIES;
 
+/// The clock type every operation takes "now" as (re-exported so callers need no jiff dependency).
+pub use jiff::Timestamp;
+
 /// The summary renderer, exposed for tests and tools that re-derive summary.md.
 pub fn render_summary(doc: &MemoryDoc, date: &str) -> Result<String> {
     summary::render(doc, date)

@@ -135,12 +135,23 @@ pub(crate) fn merge(
         if line.trick {
             out.promoted_entries.insert(n);
         }
-        let fids: Vec<String> = line.feature.iter().cloned().collect();
-        let mut statement = c.statement.clone();
-        if c.section == Section::History {
-            if let Some(f) = line.feature.as_deref().filter(|f| !statement.contains(f)) {
-                statement = format!("{f}: {statement}");
+        let mut fids: Vec<String> = line.feature.iter().cloned().collect();
+        let mut c = c;
+        if c.section == Section::Lessons {
+            // §6: a Lesson carries evidence. A role with no feature in scope may still name the
+            // features it learned from; with none at all the statement is kept as Context.
+            for f in crate::codebase::feature_ids(&c.statement) {
+                push_unique(&mut fids, &f);
             }
+            if fids.is_empty() {
+                c.section = Section::Context;
+            }
+        }
+        let mut statement = c.statement.clone();
+        if c.section == Section::History
+            && let Some(f) = line.feature.as_deref().filter(|f| !statement.contains(f))
+        {
+            statement = format!("{f}: {statement}");
         }
         let at = upsert(doc, c.section, &statement, c.why.as_deref(), &fids, cx.date);
         let kind = match c.section {
@@ -171,7 +182,9 @@ pub(crate) fn merge(
 
     promote_conventions(&conventions, ids, ledger, &mut out, cx);
     promote_failures(ledger, ids, &mut out, cx);
-    promote_general_lessons(doc, &lesson_roles, ids, &mut out, cx);
+    // A forgotten convention belongs in Context shortcuts only, not also in Patterns.
+    let convention_lemmas: Vec<Lemma> = conventions.iter().map(|c| Lemma::new(&c.1)).collect();
+    promote_general_lessons(doc, &lesson_roles, &convention_lemmas, ids, &mut out, cx);
     out
 }
 
@@ -187,27 +200,27 @@ fn promote_tricks(
         lines.iter().copied().filter(|(_, l)| l.trick && l.role == "worker").collect();
     let lemmas: Vec<Lemma> = tricks.iter().map(|(_, l)| Lemma::new(&l.text)).collect();
     for members in cluster(&lemmas) {
-        let statement = members
-            .iter()
-            .map(|&m| tricks[m].1.text.trim())
-            .max_by_key(|t| t.len())
-            .unwrap_or_default()
-            .to_string();
-        let mut fids: Vec<String> = Vec::new();
-        for &m in &members {
-            if let Some(f) = &tricks[m].1.feature {
-                push_unique(&mut fids, f);
-            }
-        }
         let carried = doc
             .items(Section::Lessons)
             .iter()
             .position(|i| members.iter().any(|&m| Lemma::new(&i.statement).same_as(&lemmas[m])));
+        // Carried evidence first (it is older), then this pass's sightings; the most specific
+        // (longest) wording among all of them names the lemma.
+        let mut fids: Vec<String> = Vec::new();
+        let mut wordings: Vec<&str> = Vec::new();
         if let Some(n) = carried {
-            for f in doc.items(Section::Lessons)[n].evidence.clone() {
-                push_unique(&mut fids, &f);
-            }
+            let item = &doc.items(Section::Lessons)[n];
+            fids.extend(item.evidence.iter().cloned());
+            wordings.push(item.statement.as_str());
         }
+        for &m in &members {
+            if let Some(f) = &tricks[m].1.feature {
+                push_unique(&mut fids, f);
+            }
+            wordings.push(tricks[m].1.text.trim());
+        }
+        let statement =
+            wordings.iter().copied().max_by_key(|t| t.len()).unwrap_or_default().to_string();
         let specific = members.iter().any(|&m| cx.project.is_codebase_specific(&tricks[m].1.text));
         if specific || fids.len() < 2 {
             match carried {
@@ -311,6 +324,7 @@ fn promote_failures(
 fn promote_general_lessons(
     doc: &MemoryDoc,
     lesson_roles: &BTreeMap<String, Vec<String>>,
+    conventions: &[Lemma],
     ids: &mut Identities,
     out: &mut MergeOutcome,
     cx: &MergeContext<'_>,
@@ -318,6 +332,10 @@ fn promote_general_lessons(
     for item in doc.items(Section::Lessons) {
         let fids = item.all_fids();
         if fids.len() < 2 || cx.project.is_codebase_specific(&item.statement) {
+            continue;
+        }
+        let lemma = Lemma::new(&item.statement);
+        if conventions.iter().any(|c| c.same_as(&lemma)) {
             continue;
         }
         let mut roles = lesson_roles.get(&item.statement).cloned().unwrap_or_default();

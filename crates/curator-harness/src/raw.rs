@@ -93,11 +93,11 @@ pub fn parse_line(line: &str) -> Option<RawLine> {
     let mut text = caps[5].to_string();
     let mut trick = caps.get(4).is_some_and(|t| t.as_str() == TRICK);
     // Tolerant form `…<fid>: TRICK: <text>`: the tag travels as the first word of the text.
-    if caps.get(4).is_none() {
-        if let Some(rest) = text.strip_prefix("TRICK:") {
-            trick = true;
-            text = rest.trim_start().to_string();
-        }
+    if caps.get(4).is_none()
+        && let Some(rest) = text.strip_prefix("TRICK:")
+    {
+        trick = true;
+        text = rest.trim_start().to_string();
     }
     let fid = &caps[3];
     Some(RawLine {

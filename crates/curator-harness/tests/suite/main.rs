@@ -1,0 +1,17 @@
+//! Integration tests of curator-harness against the rules of shared/spec/harness-curator.md.
+//! One target (one link step); one module per spec area.
+
+mod common;
+
+/// §5, §6, §7 bounds: summary under a 500-line MEMORY.md, MEMORY.md 200 lines, identity compaction.
+mod bounds;
+/// §3 pending records, triage, ids, aliases, auto-close.
+mod issues;
+/// A replayed mission: dozens of raw entries, a dozen pending issues, two passes.
+mod mission;
+/// §8.2 pass order, output line, idempotency, context and status, LLM rewrite validation.
+mod pass;
+/// §4.2–§4.4 lemma clustering, threshold, codebase-specific detection, cross-pass carry.
+mod promotion;
+/// §2.1/§2.2 raw.md grammar and segmentation, §2.3 truncation (with concurrent appends).
+mod raw;

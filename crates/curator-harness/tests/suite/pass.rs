@@ -1,0 +1,235 @@
+use curator_harness::{
+    HarnessOptions, MemoryRewriter, RewriteInput, RewriteOutput, Trigger, validate_rewrite,
+};
+
+use crate::common::{Env, at, changed_paths, raw};
+
+fn seeded() -> Env {
+    let env = Env::new();
+    env.files(&["src/db.ts", "src/api/routes.ts"]).git();
+    let mut text = String::new();
+    text += &raw(
+        0,
+        "architect",
+        "-",
+        "-",
+        "DECISION: use drizzle for migrations because the schema stays typed",
+    );
+    text += &raw(1, "worker", "F-001", "-", "never run the e2e suite before `pnpm db:seed`");
+    text +=
+        &raw(2, "worker", "F-002", "-", "never run the e2e suite before pnpm db:seed has finished");
+    text += &raw(
+        3,
+        "orchestrator",
+        "F-003",
+        "-",
+        "escalated after 5 worker attempts: auth callback 500s",
+    );
+    text += &raw(4, "validator", "F-001", "-", "F-001 verified via curl + DB row inspection");
+    text += &raw(5, "worker", "F-002", "TRICK", "src/db.ts pool must be closed in afterAll");
+    env.write("memory/raw.md", &text);
+    env.write(
+        "features.json",
+        r#"{"features":[{"id":"F-001","status":"passed"},{"id":"F-002","status":"passed"},{"id":"F-003","status":"failed"}]}"#,
+    );
+    env
+}
+
+#[test]
+fn the_output_line_counts_what_the_files_hold() {
+    let env = seeded();
+    let report = env.harness().curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    assert_eq!(
+        report.line(),
+        "CURATED 1 decisions, 2 lessons, 1 raw entries absorbed; ISSUES +0 new, 0 deduped, 0 auto-closed; IDENTITY +1"
+    );
+    let memory = env.read("memory/MEMORY.md");
+    assert_eq!(
+        memory,
+        "# MEMORY\n\n\
+         ## Decisions\n\
+         - [2026-04-24] use drizzle for migrations — why: the schema stays typed\n\n\
+         ## Context\n\n\
+         ## History\n\
+         - [2026-04-24] F-003: escalated after 5 worker attempts: auth callback 500s (evidence: F-003)\n\n\
+         ## Lessons\n\
+         - [2026-04-24] src/db.ts pool must be closed in afterAll (evidence: F-002)\n\
+         - [2026-04-24] never run the e2e suite before `pnpm db:seed` (evidence: F-001, F-002)\n"
+    );
+    // A general lesson from two features reaches the authoring role's identity (§4.5 d).
+    assert!(env.read_identity("worker").contains("never run the e2e suite before `pnpm db:seed`."));
+    let summary = env.read("memory/summary.md");
+    assert!(summary.starts_with(
+        "# Harness memory (curated 2026-04-24)\n\n## Lessons\n- never run the e2e suite"
+    ));
+    assert!(summary.contains("## Avoid\n- F-003: escalated"), "{summary}");
+    // The TRICK left raw.md; the other five stay (fewer than 10).
+    let raw_after = env.read("memory/raw.md");
+    assert!(!raw_after.contains("TRICK"));
+    assert_eq!(raw_after.lines().count(), 5);
+}
+
+#[test]
+fn a_second_pass_with_no_new_input_changes_no_byte() {
+    let env = seeded();
+    let h = env.harness();
+    h.curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    let before = env.snapshot();
+    // Another day: the summary's date would differ, but its content does not, so it stays.
+    let again = h.curate(Trigger::Manual, at("2026-04-25T09:00:00Z")).unwrap();
+    assert_eq!(
+        changed_paths(&before, &env.snapshot()),
+        Vec::<std::path::PathBuf>::new(),
+        "{:?}",
+        again.changed
+    );
+    assert!(again.changed.is_empty());
+    assert_eq!(again.promoted, 0);
+}
+
+#[test]
+fn a_busy_curator_lock_refuses_a_second_pass() {
+    let env = seeded();
+    let h = env.harness_with(HarnessOptions {
+        lock_timeout: std::time::Duration::from_millis(200),
+        ..Default::default()
+    });
+    let mut inner: Option<String> = None;
+    h.curate_with(Trigger::Manual, at("2026-04-24T12:00:00Z"), &mut |_| {
+        inner = Some(match h.curate(Trigger::Manual, at("2026-04-24T12:00:01Z")) {
+            Ok(_) => "ran".into(),
+            Err(e) => e.to_string(),
+        });
+    })
+    .unwrap();
+    assert_ne!(inner.as_deref(), Some("ran"));
+}
+
+#[test]
+fn context_follows_section_1_1() {
+    let env = seeded();
+    let h = env.harness();
+    assert!(!h.context("worker").unwrap().contains("## Memory (curated"), "no summary yet");
+    h.curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    let worker = h.context("worker").unwrap();
+    let parts: Vec<&str> = worker.split("\n---\n\n").collect();
+    assert_eq!(parts.len(), 3);
+    assert!(parts[0].starts_with("## Memory discipline"));
+    assert!(parts[1].starts_with(
+        "## Your identity (cross-mission memory for the worker role)\n\n# IDENTITY — worker"
+    ));
+    assert!(
+        parts[2].starts_with(
+            "## Memory (curated from prior iterations of this run)\n\n# Harness memory"
+        )
+    );
+    assert_eq!(
+        h.context("validator").unwrap().split("\n---\n\n").count(),
+        2,
+        "no identity file: no block"
+    );
+    std::fs::write(env.identity.join("curator.md"), "# IDENTITY — curator\n").unwrap();
+    let curator = h.context("curator").unwrap();
+    assert!(curator.starts_with("## Your identity (cross-mission memory for the curator role)"));
+    assert!(!curator.contains("---") && !curator.contains("Harness memory"));
+    assert!(h.context("../etc").is_err());
+}
+
+#[test]
+fn status_reports_sizes_against_bounds() {
+    let env = seeded();
+    let h = env.harness();
+    let s = h.status().unwrap();
+    assert_eq!(s.layers[0].name, "raw.md");
+    assert_eq!(s.layers[0].entries, 6);
+    assert!(!s.layers[1].exists);
+    h.curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    let s = h.status().unwrap();
+    assert_eq!(s.layers[1].entries, 4);
+    assert!(s.layers.iter().all(|l| l.within_bound));
+    assert!(s.layers.iter().any(|l| l.name == "identity/worker.md"));
+    assert!(s.render().contains("issues: 0 open"));
+}
+
+#[derive(Debug)]
+struct Inventing;
+
+impl MemoryRewriter for Inventing {
+    fn rewrite(&self, input: &RewriteInput) -> Result<RewriteOutput, String> {
+        Ok(RewriteOutput {
+            memory_md: Some(input.memory_md.replace("(evidence: F-002)", "(evidence: F-777)")),
+            ..Default::default()
+        })
+    }
+}
+
+#[derive(Debug)]
+struct Polishing;
+
+impl MemoryRewriter for Polishing {
+    fn rewrite(&self, input: &RewriteInput) -> Result<RewriteOutput, String> {
+        Ok(RewriteOutput {
+            summary_md: Some(input.summary_md.replace("never run", "Never run")),
+            ..Default::default()
+        })
+    }
+}
+
+#[test]
+fn an_llm_rewrite_is_validated_before_it_is_written() {
+    let env = seeded();
+    let h = env
+        .harness_with(HarnessOptions { rewriter: Some(Box::new(Inventing)), ..Default::default() });
+    let report = h.curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    assert!(
+        report.notes.iter().any(|n| n.contains("F-777 appears in no input")),
+        "{:?}",
+        report.notes
+    );
+    assert!(!env.read("memory/MEMORY.md").contains("F-777"));
+
+    let env = seeded();
+    let h = env
+        .harness_with(HarnessOptions { rewriter: Some(Box::new(Polishing)), ..Default::default() });
+    h.curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    assert!(env.read("memory/summary.md").contains("- Never run the e2e suite"));
+}
+
+#[test]
+fn rewrite_validation_rules() {
+    let input = RewriteInput {
+        raw: "[2026-04-24T10:00:00Z] worker F-001 -: x\n".into(),
+        identities: [(
+            "worker".to_string(),
+            "# IDENTITY — worker\n\n## Patterns I've learned\n- [2026-01-01] keep me\n".to_string(),
+        )]
+        .into(),
+        ..Default::default()
+    };
+    let ok = RewriteOutput {
+        memory_md: Some("## Decisions\n- a — why: b\n## Context\n## History\n## Lessons\n- l (evidence: F-001)\n".into()),
+        summary_md: Some("# Harness memory (curated 2026-04-24)\n- l (F-001)\n".into()),
+        identities: [("worker".to_string(), "# IDENTITY — worker\n\n## Patterns I've learned\n- [2026-01-01] keep me (reconfirmed 2026-02-01)\n".to_string())].into(),
+    };
+    assert_eq!(validate_rewrite(&input, &ok), Vec::<String>::new());
+    let bad = RewriteOutput {
+        memory_md: Some("## Decisions\n- a\n## Lessons\n- l\n## Context\n".into()),
+        summary_md: Some(format!("# Harness memory (curated x)\n{}", "- line\n".repeat(45))),
+        identities: [
+            ("worker".to_string(), "# IDENTITY — worker\n\n## Patterns I've learned\n".to_string()),
+            ("planner".to_string(), "# IDENTITY — planner\n".to_string()),
+        ]
+        .into(),
+    };
+    let problems = validate_rewrite(&input, &bad).join("\n");
+    for expected in [
+        "MEMORY.md: headings",
+        "Decision without `— why:`",
+        "Lesson without `(evidence: …)`",
+        "summary.md: 46 lines",
+        "identity/worker.md: entry removed without merging: keep me",
+        "identity/planner.md: the rewrite may only touch identity files the pass wrote",
+    ] {
+        assert!(problems.contains(expected), "missing {expected:?} in:\n{problems}");
+    }
+}
