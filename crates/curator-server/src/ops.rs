@@ -1,0 +1,282 @@
+//! Observation changes a person or a harness asks for over HTTP: create, edit, confirm,
+//! deprecate, delete (issue 6 item 2; agent-qa-memory §5.4 trust rules).
+//!
+//! The JSON API and the web UI's forms both call these functions, so a button in the browser
+//! and a `curl` do exactly the same thing. Each change runs in one [`Store::transact`]: the
+//! root's `.curator.lock` is held, the observation is re-read under it (a change made by another
+//! process since the page was loaded is what gets confirmed or edited, never a stale copy), the
+//! store's `put` runs the scanner, the codec and the atomic write, and one journal line is
+//! appended. Every change is journaled under a fresh run id that the response returns, so
+//! `POST /api/v1/runs/{run_id}/undo` reverts a person's edit like a curator run.
+//!
+//! Confirm and deprecate use the curator's arithmetic (`curator_core::trust`): confirm raises
+//! trust by the confirm delta (capped at 1) and bumps `confirmed_count` and `last_confirmed`;
+//! deprecate lowers it by the contradict delta and bumps `contradicted_count`, deleting the file
+//! when trust would reach 0 (§5.4).
+
+use curator_core::trust::{self, Contradiction};
+use curator_core::{Observation, ObservationId, ScopeName, SnapshotEntry, SuitePlacement, Tier};
+use curator_store::{Action, StoredObservation};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// What a new observation needs.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NewObservation {
+    pub(crate) tier: String,
+    pub(crate) scope: String,
+    pub(crate) title: String,
+    pub(crate) content: String,
+    pub(crate) source_test: String,
+    #[serde(default)]
+    pub(crate) trust: Option<f64>,
+    /// Suite observations: the child test's position (with `suite_tests`).
+    #[serde(default)]
+    pub(crate) position: Option<u64>,
+    /// Suite observations: the suite's tests when the fact was learned.
+    #[serde(default)]
+    pub(crate) suite_tests: Option<Vec<SnapshotEntry>>,
+    #[serde(default)]
+    pub(crate) reasoning: Option<String>,
+}
+
+/// An edit: any of title, content, trust.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Edit {
+    #[serde(default)]
+    pub(crate) title: Option<String>,
+    #[serde(default)]
+    pub(crate) content: Option<String>,
+    #[serde(default)]
+    pub(crate) trust: Option<f64>,
+    #[serde(default)]
+    pub(crate) reasoning: Option<String>,
+}
+
+/// What a change did: the run id it was journaled under and the observation after it
+/// (`None` when it was deleted).
+#[derive(Debug, Clone)]
+pub(crate) struct Changed {
+    pub(crate) run_id: String,
+    pub(crate) action: Action,
+    pub(crate) tier: Tier,
+    pub(crate) scope: ScopeName,
+    pub(crate) id: ObservationId,
+    pub(crate) after: Option<StoredObservation>,
+}
+
+fn check_trust(trust: f64) -> Result<f64, ApiError> {
+    if trust.is_finite() && (0.0..=1.0).contains(&trust) {
+        Ok(trust)
+    } else {
+        Err(ApiError::bad_request(format!("trust must be a number in [0, 1], got {trust}")))
+    }
+}
+
+fn check_text(field: &str, text: &str) -> Result<String, ApiError> {
+    let text = text.replace("\r\n", "\n");
+    if text.trim().is_empty() {
+        return Err(ApiError::bad_request(format!("{field} must not be empty")));
+    }
+    Ok(text)
+}
+
+/// Parses an id from a path segment (400 `invalid_id` for a malformed one).
+pub(crate) fn parse_id(raw: &str) -> Result<ObservationId, ApiError> {
+    Ok(ObservationId::parse(raw)?)
+}
+
+/// Writes a new observation; the id is generated under the lock.
+pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, ApiError> {
+    let tier: Tier = new.tier.parse()?;
+    let scope = ScopeName::new(new.scope.as_str())?;
+    let title = check_text("title", &new.title)?;
+    let content = check_text("content", &new.content)?;
+    let trust = check_trust(new.trust.unwrap_or(trust::INITIAL_TRUST))?;
+    if new.source_test.trim().is_empty() {
+        return Err(ApiError::bad_request("source_test must not be empty"));
+    }
+    let suite = match (new.position, new.suite_tests) {
+        (None, None) => None,
+        (Some(position), Some(suite_snapshot)) if !suite_snapshot.is_empty() => {
+            Some(SuitePlacement { position, suite_snapshot })
+        }
+        (Some(_), Some(_)) => return Err(ApiError::bad_request("suite_tests must not be empty")),
+        _ => return Err(ApiError::bad_request("position and suite_tests come together")),
+    };
+    if suite.is_some() && tier != Tier::Suites {
+        return Err(ApiError::bad_request("position/suite_tests only apply to the suites tier"));
+    }
+    let reasoning = new.reasoning.unwrap_or_else(|| "added over the HTTP API".to_owned());
+    let now = curator_core::time::now_iso();
+    let run_id = curator_core::generate_run_id();
+    let mut written = None;
+    state.store().transact(Some(&run_id), &mut |tx| {
+        // A fresh id no file carries, checked under the lock (ids are 10 random words, so a
+        // second draw is already rare).
+        let id = loop {
+            let id = ObservationId::generate();
+            if tx.get(&id)?.is_none() {
+                break id;
+            }
+        };
+        let observation = Observation {
+            id: id.clone(),
+            title: title.clone(),
+            content: content.clone(),
+            trust,
+            created: now.clone(),
+            last_confirmed: now.clone(),
+            confirmed_count: 0,
+            contradicted_count: 0,
+            source_test: new.source_test.clone(),
+            suite: suite.clone(),
+            extra: Default::default(),
+        };
+        tx.put(tier, &scope, &observation, Action::Add, &reasoning)?;
+        written = Some(StoredObservation { tier, scope: scope.clone(), observation });
+        Ok(())
+    })?;
+    let after = written.ok_or_else(|| ApiError::internal("the store wrote no observation"))?;
+    Ok(Changed {
+        run_id,
+        action: Action::Add,
+        tier,
+        scope,
+        id: after.observation.id.clone(),
+        after: Some(after),
+    })
+}
+
+/// The one-observation change every mutation below shares: read fresh under the lock, decide,
+/// write or delete.
+fn change(
+    state: &AppState,
+    id: &ObservationId,
+    decide: &dyn Fn(&Observation) -> Result<Decided, ApiError>,
+) -> Result<Changed, ApiError> {
+    let run_id = curator_core::generate_run_id();
+    let mut outcome: Option<Result<Changed, ApiError>> = None;
+    state.store().transact(Some(&run_id), &mut |tx| {
+        let Some(stored) = tx.get(id)? else {
+            return Err(curator_store::Error::NotFound { id: id.to_string() });
+        };
+        let (tier, scope) = (stored.tier, stored.scope.clone());
+        let result = match decide(&stored.observation) {
+            Err(e) => Err(e),
+            Ok(Decided::Write(after, action, reasoning)) => {
+                tx.put(tier, &scope, &after, action, &reasoning)?;
+                let after = StoredObservation { tier, scope: scope.clone(), observation: after };
+                Ok(Some(after))
+            }
+            Ok(Decided::Delete(reasoning)) => {
+                tx.delete(tier, &scope, id, Action::Delete, &reasoning)?;
+                Ok(None)
+            }
+        };
+        outcome = Some(result.map(|after| Changed {
+            run_id: run_id.clone(),
+            action: after.as_ref().map_or(Action::Delete, |_| Action::Edit),
+            tier,
+            scope,
+            id: id.clone(),
+            after,
+        }));
+        Ok(())
+    })?;
+    outcome.unwrap_or_else(|| Err(ApiError::internal("the change did not run")))
+}
+
+enum Decided {
+    Write(Observation, Action, String),
+    Delete(String),
+}
+
+/// Edits title, content and/or trust.
+pub(crate) fn edit(state: &AppState, id: &ObservationId, edit: Edit) -> Result<Changed, ApiError> {
+    if edit.title.is_none() && edit.content.is_none() && edit.trust.is_none() {
+        return Err(ApiError::bad_request("an edit needs at least one of title, content, trust"));
+    }
+    let title = edit.title.as_deref().map(|t| check_text("title", t)).transpose()?;
+    let content = edit.content.as_deref().map(|c| check_text("content", c)).transpose()?;
+    let trust = edit.trust.map(check_trust).transpose()?;
+    let reasoning = edit.reasoning.unwrap_or_else(|| "edited by a person".to_owned());
+    let mut changed = change(state, id, &|before| {
+        let mut after = before.clone();
+        if let Some(t) = &title {
+            after.title.clone_from(t);
+        }
+        if let Some(c) = &content {
+            after.content.clone_from(c);
+        }
+        if let Some(t) = trust {
+            after.trust = t;
+        }
+        Ok(Decided::Write(after, Action::Edit, reasoning.clone()))
+    })?;
+    changed.action = Action::Edit;
+    Ok(changed)
+}
+
+/// Confirms: trust up by the confirm delta, `confirmed_count + 1`, `last_confirmed = now`.
+pub(crate) fn confirm(
+    state: &AppState,
+    id: &ObservationId,
+    reasoning: Option<String>,
+) -> Result<Changed, ApiError> {
+    let deltas = state.engine().deltas;
+    let now = curator_core::time::now_iso();
+    let reasoning = reasoning.unwrap_or_else(|| "confirmed by a person".to_owned());
+    let mut changed = change(state, id, &|before| {
+        let mut after = before.clone();
+        after.trust = trust::confirm(before.trust, &deltas);
+        after.confirmed_count += 1;
+        after.last_confirmed.clone_from(&now);
+        Ok(Decided::Write(after, Action::Confirm, reasoning.clone()))
+    })?;
+    changed.action = Action::Confirm;
+    Ok(changed)
+}
+
+/// Deprecates: trust down by the contradict delta, `contradicted_count + 1`; deleted at 0.
+pub(crate) fn deprecate(
+    state: &AppState,
+    id: &ObservationId,
+    reasoning: Option<String>,
+) -> Result<Changed, ApiError> {
+    let deltas = state.engine().deltas;
+    let reasoning = reasoning.unwrap_or_else(|| "deprecated by a person".to_owned());
+    let mut changed = change(state, id, &|before| {
+        Ok(match trust::contradict(before.trust, &deltas) {
+            Contradiction::Deleted => Decided::Delete(reasoning.clone()),
+            Contradiction::Lowered(next) => {
+                let mut after = before.clone();
+                after.trust = next;
+                after.contradicted_count += 1;
+                Decided::Write(after, Action::Deprecate, reasoning.clone())
+            }
+        })
+    })?;
+    if changed.after.is_some() {
+        changed.action = Action::Deprecate;
+    }
+    Ok(changed)
+}
+
+/// Deletes the observation.
+pub(crate) fn delete(
+    state: &AppState,
+    id: &ObservationId,
+    reasoning: Option<String>,
+) -> Result<Changed, ApiError> {
+    let reasoning = reasoning.unwrap_or_else(|| "deleted by a person".to_owned());
+    change(state, id, &|_| Ok(Decided::Delete(reasoning.clone())))
+}
+
+/// Reads one observation (404 when unknown).
+pub(crate) fn get(state: &AppState, id: &ObservationId) -> Result<StoredObservation, ApiError> {
+    Ok(state.store().get(id)?)
+}

@@ -1,0 +1,91 @@
+//! `/api/v1/breaker/{key}`: the persisted circuit breaker of a run session or suite
+//! (agent-qa-memory §9): status, record one finished run, reset.
+
+use axum::extract::{Path, State};
+use axum::response::Json;
+use curator_engine::breaker::{Breaker, BreakerConfig, BreakerState, RunOutcome};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::ApiRoutes;
+use crate::error::ApiError;
+use crate::extract::ApiJson;
+use crate::state::{AppState, blocking};
+
+pub(crate) fn router() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/breaker/{key}", status)
+        .post("/breaker/{key}/record", record)
+        .post("/breaker/{key}/reset", reset)
+}
+
+/// The breaker as `curator breaker status --json` shows it.
+pub(crate) fn view(key: &str, state: &BreakerState, config: &BreakerConfig, tripped_now: bool) -> Value {
+    let rates = state.rates();
+    json!({
+        "key": key,
+        "enabled": config.enabled,
+        "tripped": state.tripped,
+        "tripped_now": tripped_now,
+        "tripped_at": state.tripped_at,
+        "window": state.window.len(),
+        "window_size": config.window_size,
+        "baseline_size": config.baseline_size,
+        "threshold": config.threshold,
+        "with_memory": {"runs": rates.with_memory, "failed": rates.with_memory_failed,
+                        "failure_rate": rates.memory_failure_rate()},
+        "baseline": {"runs": rates.baseline, "failed": rates.baseline_failed,
+                     "failure_rate": rates.baseline_failure_rate()},
+    })
+}
+
+async fn status(State(state): State<AppState>, Path(key): Path<String>) -> Result<Json<Value>, ApiError> {
+    blocking(&state, move |s| {
+        let b = Breaker::load(s.root(), &key)?;
+        Ok(view(&key, &b, &s.engine().breaker, false))
+    })
+    .await
+    .map(Json)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Record {
+    /// `passed` or `failed`.
+    outcome: String,
+    /// `with` (memory was injected) or `without` (the baseline).
+    memory: String,
+}
+
+async fn record(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    ApiJson(body): ApiJson<Record>,
+) -> Result<Json<Value>, ApiError> {
+    let passed = match body.outcome.as_str() {
+        "passed" => true,
+        "failed" => false,
+        other => return Err(ApiError::bad_request(format!("outcome must be passed or failed, got {other:?}"))),
+    };
+    let with_memory = match body.memory.as_str() {
+        "with" => true,
+        "without" => false,
+        other => return Err(ApiError::bad_request(format!("memory must be with or without, got {other:?}"))),
+    };
+    blocking(&state, move |s| {
+        let config = s.engine().breaker;
+        let (b, now) = Breaker::record(s.root(), &key, RunOutcome { with_memory, passed }, &config)?;
+        Ok(view(&key, &b, &config, now))
+    })
+    .await
+    .map(Json)
+}
+
+async fn reset(State(state): State<AppState>, Path(key): Path<String>) -> Result<Json<Value>, ApiError> {
+    blocking(&state, move |s| {
+        let b = Breaker::reset(s.root(), &key)?;
+        Ok(view(&key, &b, &s.engine().breaker, false))
+    })
+    .await
+    .map(Json)
+}

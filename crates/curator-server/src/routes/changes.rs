@@ -1,0 +1,90 @@
+//! `GET /api/v1/changes?since=FP`: a cheap "did anything change on disk?" for live refresh
+//! (issue 6 item 4).
+//!
+//! The fingerprint hashes the name, size and modification time of every observation file and
+//! scope folder, the journal, and (when configured) the harness layer files. It reads metadata
+//! only, never file contents, so polling it every few seconds costs a directory walk. A change
+//! made by another process (the CLI, agent-qa, an editor) changes the fingerprint as surely as
+//! one made through this server.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use axum::extract::State;
+use axum::response::Json;
+use curator_core::Tier;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::ApiRoutes;
+use crate::error::ApiError;
+use crate::extract::ApiQuery;
+use crate::state::{AppState, blocking};
+
+pub(crate) fn router() -> ApiRoutes {
+    ApiRoutes::new().get("/changes", changes)
+}
+
+fn hash_meta(hasher: &mut DefaultHasher, path: &Path) {
+    path.hash(hasher);
+    match std::fs::metadata(path) {
+        Ok(meta) => {
+            meta.len().hash(hasher);
+            let mtime = meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+            mtime.map(|d| d.as_nanos()).hash(hasher);
+        }
+        Err(_) => 0xdead_u32.hash(hasher),
+    }
+}
+
+/// Sorted entries of a folder (empty when it cannot be read).
+fn sorted_entries(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// The fingerprint of everything the UI shows.
+pub(crate) fn fingerprint(state: &AppState) -> String {
+    let mut hasher = DefaultHasher::new();
+    let root = state.root();
+    for tier in Tier::ALL {
+        let tier_dir = root.join(tier.dir_name());
+        hash_meta(&mut hasher, &tier_dir);
+        for scope in sorted_entries(&tier_dir) {
+            hash_meta(&mut hasher, &scope);
+            for file in sorted_entries(&scope) {
+                hash_meta(&mut hasher, &file);
+            }
+        }
+    }
+    hash_meta(&mut hasher, &root.join(".curator").join("journal.jsonl"));
+    if let Some(h) = state.harness() {
+        for path in [h.raw_path(), h.memory_path(), h.summary_path(), h.issues_path(), h.pending_path()] {
+            hash_meta(&mut hasher, &path);
+        }
+        for file in sorted_entries(h.identity_dir()) {
+            hash_meta(&mut hasher, &file);
+        }
+    }
+    format!("{:016x}", hasher.finish())
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    since: Option<String>,
+}
+
+async fn changes(
+    State(state): State<AppState>,
+    ApiQuery(params): ApiQuery<Params>,
+) -> Result<Json<Value>, ApiError> {
+    let now = blocking(&state, |s| Ok(fingerprint(&s))).await?;
+    let changed = params.since.as_deref().is_some_and(|since| since != now);
+    Ok(Json(json!({ "fingerprint": now, "changed": changed })))
+}

@@ -1,0 +1,179 @@
+//! `/api/v1/harness`: harness memory of the configured state directory (harness-curator §1,
+//! §3.3, §8; issue 6 item 2 "harness state and triage/curate triggers").
+//!
+//! Reads show the layer files as they are on disk plus the status against each bound; the two
+//! triggers run the harness crate's own operations (`triage`, a manual curator pass) under its
+//! locks. Without `--harness-state` every route answers 404 `harness_not_configured`.
+
+use std::path::Path as FsPath;
+
+use axum::extract::{Path, State};
+use axum::response::Json;
+use curator_harness::{Harness, Timestamp, Trigger};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::ApiRoutes;
+use crate::error::ApiError;
+use crate::extract::MaybeJson;
+use crate::state::{AppState, blocking};
+
+/// Largest layer file shown whole; the rest is cut with a note (the bounds keep real files far
+/// below this).
+const MAX_SHOWN_BYTES: u64 = 1 << 20;
+
+pub(crate) fn router() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/harness", overview)
+        .get("/harness/issues", issues)
+        .get("/harness/context/{role}", context)
+        .post("/harness/triage", triage)
+        .post("/harness/curate", curate)
+}
+
+/// One identity file.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct IdentityText {
+    pub(crate) role: String,
+    pub(crate) text: String,
+}
+
+/// What the harness panels show.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct HarnessView {
+    pub(crate) state_dir: String,
+    pub(crate) status: curator_harness::StatusReport,
+    pub(crate) summary: Option<String>,
+    pub(crate) memory: Option<String>,
+    pub(crate) identities: Vec<IdentityText>,
+}
+
+/// A layer file's text, `None` when absent.
+fn read_layer(path: &FsPath) -> Result<Option<String>, ApiError> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ApiError::internal(format!("reading {}: {e}", path.display()))),
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_SHOWN_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ApiError::internal(format!("reading {}: {e}", path.display())))?;
+    let cut = bytes.len() as u64 > MAX_SHOWN_BYTES;
+    bytes.truncate(MAX_SHOWN_BYTES as usize);
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if cut {
+        text.push_str("\n… (cut: the file is larger than 1 MiB)\n");
+    }
+    Ok(Some(text))
+}
+
+/// Every `<role>.md` of the identity directory, sorted by role.
+fn identities(harness: &Harness) -> Result<Vec<IdentityText>, ApiError> {
+    let dir = harness.identity_dir();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(ApiError::internal(format!("reading {}: {e}", dir.display()))),
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(role) = name.strip_suffix(".md") else { continue };
+        if role.is_empty() || role.starts_with('.') {
+            continue;
+        }
+        if let Some(text) = read_layer(&entry.path())? {
+            out.push(IdentityText { role: role.to_owned(), text });
+        }
+    }
+    out.sort_by(|a, b| a.role.cmp(&b.role));
+    Ok(out)
+}
+
+pub(crate) fn view(state: &AppState) -> Result<HarnessView, ApiError> {
+    let h = state.require_harness()?;
+    Ok(HarnessView {
+        state_dir: h.state_dir().display().to_string(),
+        status: h.status()?,
+        summary: read_layer(&h.summary_path())?,
+        memory: read_layer(&h.memory_path())?,
+        identities: identities(h)?,
+    })
+}
+
+async fn overview(State(state): State<AppState>) -> Result<Json<HarnessView>, ApiError> {
+    blocking(&state, |s| view(&s)).await.map(Json)
+}
+
+/// issues.json as the harness reads it (aliases mapped, newest first).
+pub(crate) fn issue_list(state: &AppState) -> Result<Value, ApiError> {
+    let file = state.require_harness()?.load_issues()?;
+    Ok(json!({ "next_id": file.next_id, "issues": file.issues }))
+}
+
+async fn issues(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    blocking(&state, |s| issue_list(&s)).await.map(Json)
+}
+
+async fn context(
+    State(state): State<AppState>,
+    Path(role): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    blocking(&state, move |s| {
+        let text = s.require_harness()?.context(&role)?;
+        Ok(json!({ "role": role, "context": text }))
+    })
+    .await
+    .map(Json)
+}
+
+pub(crate) fn run_triage(state: &AppState) -> Result<Value, ApiError> {
+    let report = state.require_harness()?.triage(Timestamp::now())?;
+    Ok(json!({ "ok": true, "merged": report.merged, "deduped": report.deduped }))
+}
+
+async fn triage(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    blocking(&state, |s| run_triage(&s)).await.map(Json)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CurateBody {
+    /// `manual` (default), `done`, `escalate` or `periodic`.
+    #[serde(default)]
+    trigger: Option<String>,
+}
+
+pub(crate) fn run_curate(state: &AppState, trigger: Option<&str>) -> Result<Value, ApiError> {
+    let trigger = match trigger {
+        None => Trigger::Manual,
+        Some(t) => Trigger::parse(t).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "trigger must be done, escalate, manual or periodic, got {t:?}"
+            ))
+        })?,
+    };
+    let report = state.require_harness()?.curate(trigger, Timestamp::now())?;
+    Ok(json!({
+        "line": report.line(),
+        "trigger": trigger.as_str(),
+        "decisions": report.decisions,
+        "lessons": report.lessons,
+        "absorbed": report.absorbed,
+        "new_issues": report.new_issues,
+        "deduped": report.deduped,
+        "auto_closed": report.auto_closed,
+        "promoted": report.promoted,
+        "notes": report.notes,
+        "changed": report.changed,
+    }))
+}
+
+async fn curate(
+    State(state): State<AppState>,
+    MaybeJson(body): MaybeJson<CurateBody>,
+) -> Result<Json<Value>, ApiError> {
+    blocking(&state, move |s| run_curate(&s, body.trigger.as_deref())).await.map(Json)
+}

@@ -1,0 +1,202 @@
+//! `/api/v1/observations`: list, read, create, edit, confirm, deprecate, delete, history
+//! (issue 6 item 2).
+//!
+//! Reads answer from the files as they are now; writes go through [`crate::ops`], i.e. the
+//! store's lock, scanner, codec and journal, exactly as the CLI's `add` and `rm` do. A listing is
+//! sorted by tier, scope and id so that paging is stable between requests.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Json};
+use curator_core::{ScopeName, Tier};
+use curator_store::{JournalFilter, ListFilter};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{ApiRoutes, ObservationView};
+use crate::error::ApiError;
+use crate::extract::{ApiJson, ApiQuery, MaybeJson};
+use crate::ops::{self, Changed, Edit, NewObservation};
+use crate::state::{AppState, blocking};
+
+/// Default and largest page size.
+const DEFAULT_LIMIT: usize = 100;
+const MAX_LIMIT: usize = 1000;
+
+pub(crate) fn router() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/observations", list)
+        .post("/observations", create)
+        .get("/observations/{id}", show)
+        .patch("/observations/{id}", edit)
+        .delete("/observations/{id}", remove)
+        .post("/observations/{id}/confirm", confirm)
+        .post("/observations/{id}/deprecate", deprecate)
+        .get("/observations/{id}/history", history)
+}
+
+/// Filters and paging of a listing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListParams {
+    pub(crate) tier: Option<String>,
+    pub(crate) scope: Option<String>,
+    pub(crate) min_trust: Option<f64>,
+    /// Case-insensitive text that the title or content must contain.
+    pub(crate) q: Option<String>,
+    pub(crate) offset: Option<usize>,
+    pub(crate) limit: Option<usize>,
+}
+
+/// One page of observations.
+#[derive(Debug, Serialize)]
+pub(crate) struct Page {
+    pub(crate) total: usize,
+    pub(crate) offset: usize,
+    pub(crate) limit: usize,
+    pub(crate) observations: Vec<ObservationView>,
+    /// Files found but not served (see `/api/v1/lint` for each reason).
+    pub(crate) problems: usize,
+}
+
+/// The listing behind both the API and the UI's overview.
+pub(crate) fn list_page(state: &AppState, params: &ListParams) -> Result<Page, ApiError> {
+    let tier = params.tier.as_deref().map(str::parse::<Tier>).transpose()?;
+    let scope = params.scope.as_deref().map(ScopeName::new).transpose()?;
+    if let Some(t) = params.min_trust
+        && !(t.is_finite() && (0.0..=1.0).contains(&t))
+    {
+        return Err(ApiError::bad_request(format!("min_trust must be in [0, 1], got {t}")));
+    }
+    let limit = params.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(ApiError::bad_request(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
+    }
+    let offset = params.offset.unwrap_or(0);
+    let listing = state.store().list(&ListFilter { tier, scope })?;
+    let needle = params.q.as_deref().map(str::to_lowercase).filter(|q| !q.trim().is_empty());
+    let mut matching: Vec<_> = listing
+        .observations
+        .iter()
+        .filter(|s| params.min_trust.is_none_or(|t| s.observation.trust >= t))
+        .filter(|s| {
+            needle.as_ref().is_none_or(|n| {
+                s.observation.title.to_lowercase().contains(n)
+                    || s.observation.content.to_lowercase().contains(n)
+            })
+        })
+        .collect();
+    matching.sort_by(|a, b| {
+        (a.tier, &a.scope, a.observation.id.as_str()).cmp(&(
+            b.tier,
+            &b.scope,
+            b.observation.id.as_str(),
+        ))
+    });
+    let total = matching.len();
+    let observations =
+        matching.into_iter().skip(offset).take(limit).map(ObservationView::from).collect();
+    Ok(Page { total, offset, limit, observations, problems: listing.problems.len() })
+}
+
+async fn list(
+    State(state): State<AppState>,
+    ApiQuery(params): ApiQuery<ListParams>,
+) -> Result<Json<Page>, ApiError> {
+    blocking(&state, move |s| list_page(&s, &params)).await.map(Json)
+}
+
+async fn show(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<ObservationView>, ApiError> {
+    let id = ops::parse_id(&id)?;
+    let stored = blocking(&state, move |s| ops::get(&s, &id)).await?;
+    Ok(Json(ObservationView::from(&stored)))
+}
+
+/// The answer to a change: what was done, under which run id, and the observation after it.
+pub(crate) fn changed_body(changed: &Changed) -> serde_json::Value {
+    json!({
+        "run_id": changed.run_id,
+        "action": changed.action,
+        "id": changed.id.as_str(),
+        "tier": changed.tier.dir_name(),
+        "scope": changed.scope.as_str(),
+        "observation": changed.after.as_ref().map(ObservationView::from),
+    })
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ApiJson(new): ApiJson<NewObservation>,
+) -> Result<impl IntoResponse, ApiError> {
+    let changed = blocking(&state, move |s| ops::create(&s, new)).await?;
+    Ok((StatusCode::CREATED, Json(changed_body(&changed))))
+}
+
+async fn edit(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<Edit>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = ops::parse_id(&id)?;
+    let changed = blocking(&state, move |s| ops::edit(&s, &id, body)).await?;
+    Ok(Json(changed_body(&changed)))
+}
+
+/// An optional reason for a confirm, deprecate or delete (kept in the journal).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Reason {
+    #[serde(default)]
+    pub(crate) reasoning: Option<String>,
+}
+
+async fn confirm(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson<Reason>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = ops::parse_id(&id)?;
+    let changed = blocking(&state, move |s| ops::confirm(&s, &id, body.reasoning)).await?;
+    Ok(Json(changed_body(&changed)))
+}
+
+async fn deprecate(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson<Reason>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = ops::parse_id(&id)?;
+    let changed = blocking(&state, move |s| ops::deprecate(&s, &id, body.reasoning)).await?;
+    Ok(Json(changed_body(&changed)))
+}
+
+async fn remove(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson<Reason>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = ops::parse_id(&id)?;
+    let changed = blocking(&state, move |s| ops::delete(&s, &id, body.reasoning)).await?;
+    Ok(Json(changed_body(&changed)))
+}
+
+async fn history(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = ops::parse_id(&id)?;
+    let entries = blocking(&state, move |s| {
+        let entries =
+            s.store().journal(&JournalFilter { id: Some(id.to_string()), run_id: None })?;
+        if entries.is_empty() {
+            // An id with no history must at least exist now; otherwise it is unknown.
+            s.store().get(&id)?;
+        }
+        Ok(entries)
+    })
+    .await?;
+    Ok(Json(json!({ "entries": entries })))
+}

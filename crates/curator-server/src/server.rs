@@ -1,0 +1,110 @@
+//! Binding and running the server (issue 6 item 1: loopback by default, a token to go further,
+//! graceful shutdown).
+//!
+//! Refusal rule: an address that is not loopback is refused unless a bearer token is configured,
+//! because without one anybody who can reach the port could rewrite memory. Shutdown: when the
+//! `shutdown` future resolves the listener stops accepting, and the server waits for the
+//! requests in flight; their store work runs on tokio's blocking pool, which the runtime also
+//! waits for, so a write that has started is finished and journaled before the process exits.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use crate::state::AppState;
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// A non-loopback address without a token.
+    #[error(
+        "refusing to listen on {addr}: it is not a loopback address and no bearer token is configured (use --token-env VAR, or listen on 127.0.0.1)"
+    )]
+    NeedsToken { addr: SocketAddr },
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    /// Accepting or serving failed.
+    #[error("server error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Checks the loopback-or-token rule.
+pub fn check_listen(addr: SocketAddr, state: &AppState) -> Result<(), ServeError> {
+    if addr.ip().is_loopback() || state.token().is_some() {
+        Ok(())
+    } else {
+        Err(ServeError::NeedsToken { addr })
+    }
+}
+
+/// A bound server, not yet serving: [`Server::local_addr`] tells the port when binding `:0`.
+#[derive(Debug)]
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    state: AppState,
+}
+
+impl Server {
+    /// Checks the address rule and binds.
+    pub async fn bind(addr: SocketAddr, state: AppState) -> Result<Server, ServeError> {
+        check_listen(addr, &state)?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        Ok(Server { listener, state })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    /// Serves until `shutdown` resolves, then finishes the requests in flight.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let app = crate::app(self.state);
+        axum::serve(self.listener, app).with_graceful_shutdown(shutdown).await?;
+        Ok(())
+    }
+}
+
+/// Binds `listen` and serves until `shutdown` resolves.
+pub async fn serve(
+    listen: SocketAddr,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    Server::bind(listen, state).await?.run(shutdown).await
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot listen for Ctrl-C: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

@@ -1,0 +1,147 @@
+//! What every handler shares: the store, the engine settings and the optional bearer token
+//! (issue 6 item 1; STYLE §5 "state.rs").
+//!
+//! The state is an `Arc`, cloned per request; it holds no cache of observations, so every
+//! request answers from the files as they are now (ARCHITECTURE "files are the source of
+//! truth"), exactly like a CLI call. The store is blocking, so handlers reach it through
+//! [`blocking`], which runs the closure on tokio's blocking pool: a write that has started is
+//! finished even if its client goes away or the server is shutting down.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use curator_core::trust::TrustDeltas;
+use curator_engine::breaker::BreakerConfig;
+use curator_engine::query::{DEFAULT_MAX_INJECTIONS, DEFAULT_MIN_TRUST};
+use curator_harness::Harness;
+use curator_store::index::QueryMode;
+use curator_store::{FileStore, Store};
+
+use crate::error::ApiError;
+
+/// Default largest request body: 1 MiB, the same as the largest observation file.
+pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+
+/// The engine settings in effect (the config's values; agent-qa's defaults without one).
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Default `minTrust` of a query when the request gives none.
+    pub min_trust: f64,
+    /// Default `maxInjections` of a query when the request gives none.
+    pub max_injections: usize,
+    /// Default query mode.
+    pub mode: QueryMode,
+    /// Trust deltas of confirm / deprecate (API, UI and curator alike).
+    pub deltas: TrustDeltas,
+    /// The circuit breaker settings.
+    pub breaker: BreakerConfig,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings {
+            min_trust: DEFAULT_MIN_TRUST,
+            max_injections: DEFAULT_MAX_INJECTIONS,
+            mode: QueryMode::default(),
+            deltas: TrustDeltas::default(),
+            breaker: BreakerConfig::default(),
+        }
+    }
+}
+
+/// How the server is set up, besides the store.
+#[derive(Debug, Default)]
+pub struct ServerOptions {
+    /// When set, every request must carry `Authorization: Bearer <token>`; required to listen
+    /// on a non-loopback address.
+    pub token: Option<String>,
+    /// The harness state directory to show and act on, when there is one.
+    pub harness: Option<Harness>,
+    /// Engine settings.
+    pub engine: EngineSettings,
+    /// Largest request body in bytes; 0 means [`DEFAULT_BODY_LIMIT`].
+    pub body_limit: usize,
+}
+
+/// The shared state of one server: cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Arc<dyn Store>,
+    root: PathBuf,
+    options: ServerOptions,
+}
+
+impl AppState {
+    /// State over a file store (the root is the store's canonical root).
+    pub fn new(store: FileStore, options: ServerOptions) -> Self {
+        let root = store.root().to_path_buf();
+        Self::with_store(Arc::new(store), root, options)
+    }
+
+    /// State over any store; `root` is where run sessions, breakers and the index live.
+    pub fn with_store(store: Arc<dyn Store>, root: PathBuf, mut options: ServerOptions) -> Self {
+        if options.body_limit == 0 {
+            options.body_limit = DEFAULT_BODY_LIMIT;
+        }
+        AppState { inner: Arc::new(Inner { store, root, options }) }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
+    }
+
+    /// The memory root.
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+
+    /// The bearer token, if one is required.
+    pub fn token(&self) -> Option<&str> {
+        self.inner.options.token.as_deref()
+    }
+
+    /// The harness, if configured.
+    pub fn harness(&self) -> Option<&Harness> {
+        self.inner.options.harness.as_ref()
+    }
+
+    /// The harness, or the 404 that says none is configured.
+    pub(crate) fn require_harness(&self) -> Result<&Harness, ApiError> {
+        self.harness().ok_or_else(|| {
+            ApiError::new(
+                axum::http::StatusCode::NOT_FOUND,
+                "harness_not_configured",
+                "no harness state directory is configured (start with --harness-state DIR)",
+            )
+        })
+    }
+
+    /// Engine settings.
+    pub fn engine(&self) -> &EngineSettings {
+        &self.inner.options.engine
+    }
+
+    /// Largest accepted request body.
+    pub fn body_limit(&self) -> usize {
+        self.inner.options.body_limit
+    }
+}
+
+/// Runs blocking store or engine work on the blocking pool and returns its result.
+pub(crate) async fn blocking<T, F>(state: &AppState, work: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(AppState) -> Result<T, ApiError> + Send + 'static,
+{
+    let state = state.clone();
+    match tokio::task::spawn_blocking(move || work(state)).await {
+        Ok(result) => result,
+        Err(join) => Err(ApiError::internal(format!("the request's worker failed: {join}"))),
+    }
+}
