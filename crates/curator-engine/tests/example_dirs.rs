@@ -74,6 +74,9 @@ fn read_root(root: &Path) -> Vec<Found> {
                     "{}: positioned observation outside suites/",
                     path.display()
                 );
+                // `curator lint` must report nothing here, and the index skips unsafe files (§7).
+                let verdict = scan_observation(&obs.title, &obs.content);
+                assert!(verdict.is_safe(), "{}: scanner blocks it: {verdict:?}", path.display());
                 found.push(Found { path, tier: tier.clone(), scope: scope.clone(), obs });
             }
         }
