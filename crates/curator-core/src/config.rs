@@ -48,7 +48,10 @@ const MEMORY_KEYS: [&str; 14] = [
     "circuitBreakerThreshold",
 ];
 const CURATOR_PATH: &str = "curator";
-const CURATOR_KEYS: [&str; 1] = ["queryMode"];
+const CURATOR_KEYS: [&str; 2] = ["queryMode", "llm"];
+const LLM_PATH: &str = "curator.llm";
+const LLM_KEYS: [&str; 7] =
+    ["baseUrl", "model", "apiKeyEnv", "timeoutMs", "maxRetries", "backoffMs", "maxObservations"];
 
 /// Why a config text was refused. Messages name the key path and the rule broken.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -171,6 +174,41 @@ pub struct CuratorOptions {
     pub query_mode: QueryMode,
     /// Whether the file had a `curator:` block.
     pub block_present: bool,
+    /// `llm`: the OpenAI-compatible endpoint of `curate --llm`.
+    pub llm: LlmOptions,
+}
+
+/// `curator.llm`: where `curate --llm` sends its chat-completions request (issue 4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmOptions {
+    /// `baseUrl` (default `https://api.openai.com/v1`); `/chat/completions` is appended.
+    pub base_url: String,
+    /// `model` (no default: `curate --llm` refuses to run without one).
+    pub model: String,
+    /// `apiKeyEnv`: name of the variable holding the key (default `OPENAI_API_KEY`; `""` = none).
+    pub api_key_env: Option<String>,
+    /// `timeoutMs` per attempt (default 60000, >= 1).
+    pub timeout_ms: u64,
+    /// `maxRetries` on 429 / 5xx / timeouts (default 3).
+    pub max_retries: u32,
+    /// `backoffMs`, the first wait, doubled per retry (default 500).
+    pub backoff_ms: u64,
+    /// `maxObservations` listed in the prompt (default 40, >= 1).
+    pub max_observations: usize,
+}
+
+impl Default for LlmOptions {
+    fn default() -> Self {
+        LlmOptions {
+            base_url: "https://api.openai.com/v1".to_owned(),
+            model: String::new(),
+            api_key_env: Some("OPENAI_API_KEY".to_owned()),
+            timeout_ms: 60_000,
+            max_retries: 3,
+            backoff_ms: 500,
+            max_observations: 40,
+        }
+    }
 }
 
 /// A parsed config file.
@@ -322,7 +360,32 @@ fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError
             );
         }
     };
-    Ok(CuratorOptions { query_mode, block_present: true })
+    let llm = match map.get("llm") {
+        None => LlmOptions::default(),
+        Some(Value::Object(m)) => llm_block(m)?,
+        Some(other) => return Err(b.err("llm", format!("must be a mapping, got {}", show(other)))),
+    };
+    Ok(CuratorOptions { query_mode, block_present: true, llm })
+}
+
+fn llm_block(map: &Map<String, Value>) -> Result<LlmOptions, ConfigError> {
+    let b = Block { path: LLM_PATH, map };
+    b.deny_unknown(&LLM_KEYS)?;
+    let d = LlmOptions::default();
+    Ok(LlmOptions {
+        base_url: b.string("baseUrl")?.map_or(d.base_url, str::to_owned),
+        model: b.string("model")?.map_or(d.model, str::to_owned),
+        api_key_env: match b.string("apiKeyEnv")? {
+            None => d.api_key_env,
+            Some("") => None,
+            Some(name) => Some(name.to_owned()),
+        },
+        timeout_ms: b.int("timeoutMs", 1, d.timeout_ms)?,
+        max_retries: u32::try_from(b.int("maxRetries", 0, u64::from(d.max_retries))?)
+            .unwrap_or(u32::MAX),
+        backoff_ms: b.int("backoffMs", 0, d.backoff_ms)?,
+        max_observations: saturate(b.int("maxObservations", 1, d.max_observations as u64)?),
+    })
 }
 
 /// One strict mapping and its path, with typed getters that name the key on error.
@@ -471,5 +534,26 @@ mod tests {
         assert_eq!(show(&Value::from("yes")), "\"yes\"");
         assert_eq!(show(&Value::Null), "null");
         assert_eq!(show(&Value::Array(vec![])), "a list");
+    }
+
+    #[test]
+    fn curator_llm_block_is_strict_and_has_defaults() {
+        let dir = Path::new("/cfg");
+        let c = Config::from_yaml_str(
+            "curator:\n  llm:\n    model: m1\n    apiKeyEnv: \"\"\n    maxRetries: 0\n",
+            dir,
+        )
+        .unwrap();
+        let llm = &c.curator.llm;
+        assert_eq!(
+            (llm.model.as_str(), llm.api_key_env.as_deref(), llm.max_retries),
+            ("m1", None, 0)
+        );
+        assert_eq!(llm.timeout_ms, 60_000);
+        assert_eq!(Config::from_yaml_str("", dir).unwrap().curator.llm, LlmOptions::default());
+        let err = Config::from_yaml_str("curator:\n  llm:\n    modell: x\n", dir).unwrap_err();
+        assert!(err.to_string().contains("curator.llm.modell"), "{err}");
+        let err = Config::from_yaml_str("curator:\n  llm:\n    timeoutMs: 0\n", dir).unwrap_err();
+        assert!(err.to_string().contains("curator.llm.timeoutMs"), "{err}");
     }
 }
