@@ -425,7 +425,9 @@ mod tests {
             bomb.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
         }
         let started = std::time::Instant::now();
-        assert!(load(&bomb).is_err());
+        let err = load(&bomb).unwrap_err();
         assert!(started.elapsed().as_secs() < 2);
+        // Refused by serde-saphyr's replay budget before anything was expanded here.
+        assert!(!err.contains("nodes (resource exhaustion)"), "{err}");
     }
 }

@@ -45,12 +45,15 @@ fn emit_map(entries: &[(String, YamlValue)], indent: &str) -> String {
 
 fn emit_pair(key: &str, value: &YamlValue, indent: &str, pair_indent: &str) -> String {
     let key_text = emit_string(key, pair_indent, true);
-    let mut out = if utf16_len(&key_text) > MAX_IMPLICIT_KEY_LENGTH {
-        format!("? {key_text}\n{indent}:")
-    } else {
-        format!("{key_text}:")
-    };
+    let explicit = utf16_len(&key_text) > MAX_IMPLICIT_KEY_LENGTH;
+    let mut out =
+        if explicit { format!("? {key_text}\n{indent}:") } else { format!("{key_text}:") };
     match value {
+        // After an explicit `? key`, `yaml` starts even a block collection on the `:` line.
+        _ if explicit => {
+            out.push(' ');
+            out.push_str(&emit_node(value, pair_indent));
+        }
         YamlValue::Seq(items) if !items.is_empty() => {
             out.push('\n');
             out.push_str(pair_indent);
@@ -435,5 +438,8 @@ mod tests {
         let key = "x".repeat(1030);
         let doc = emit_document(&[(key.clone(), YamlValue::Int(7))]);
         assert_eq!(doc, format!("? {key}\n: 7\n"));
+        let seq = YamlValue::Seq(vec![YamlValue::Int(1), YamlValue::Int(2)]);
+        let doc = emit_document(&[(key.clone(), seq)]);
+        assert_eq!(doc, format!("? {key}\n: - 1\n  - 2\n"));
     }
 }

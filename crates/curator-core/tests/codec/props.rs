@@ -182,7 +182,8 @@ fn body_as_read(content: &str) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    // At least 512 cases; `PROPTEST_CASES=20000` runs a longer search.
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(512)))]
 
     #[test]
     fn write_then_parse_round_trips(obs in observation()) {

@@ -137,8 +137,9 @@ fn numbers_are_javascript_shortest_forms() {
     }
 }
 
-/// Vectors produced by `yaml` 2.8.4 (`fixtures/codec/yaml-2.8.4-vectors.js`): every string is
-/// written as `{title: s}` would be, every key and number as `yaml` writes it.
+/// Vectors produced by `yaml` 2.8.4 (`fixtures/codec/yaml-2.8.4-vectors.js` and
+/// `yaml-2.8.4-random-vectors.js`, 1,500 seeded random strings of quoting-sensitive pieces):
+/// every string is written as `{title: s}` would be, every key and number as `yaml` writes it.
 #[test]
 fn matches_yaml_2_8_4_vectors() {
     let raw = include_str!("../fixtures/codec/yaml-2.8.4-vectors.json");
@@ -152,8 +153,9 @@ fn matches_yaml_2_8_4_vectors() {
             .collect()
     };
     let strings = pairs("strings");
-    assert!(strings.len() > 150);
-    for (s, expected) in &strings {
+    let random = pairs("random_strings");
+    assert!(strings.len() > 150 && random.len() >= 1500);
+    for (s, expected) in strings.iter().chain(&random) {
         assert_eq!(&title_yaml(s), expected, "{s:?}");
     }
     for (key, expected) in pairs("keys") {
