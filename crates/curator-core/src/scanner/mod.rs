@@ -12,8 +12,11 @@
 //! `prompt_injection`, `role_hijack`, `deception`, `sys_override`, `rule_bypass`,
 //! `restriction_bypass`, `exfil_curl`, `exfil_wget`, `read_secrets`, `ssh_backdoor`,
 //! `ssh_access`, then `invisible_unicode_U+XXXX` (uppercase hex, at least 4 digits).
-//! Every string agent-qa's regex matches is still matched by the same id, with two deliberate
-//! exceptions (`role_hijack`, `read_secrets`, below).
+//! Every text agent-qa blocks is still blocked, except the deliberate false-positive fixes of
+//! `role_hijack` and `read_secrets` below. The id is agent-qa's too, unless a widened earlier rule
+//! now matches first (`cat ~/.ssh/id_rsa` is `read_secrets` here, `ssh_access` in agent-qa), or a
+//! U+FEFF that JavaScript's `\s` treats as a space splits a phrase (then the invisible-character
+//! id is reported instead).
 //!
 //! # Deviations from agent-qa (§11.10), and why
 //!
