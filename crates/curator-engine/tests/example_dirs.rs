@@ -11,6 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use curator_core::codec::{parse_observation, write_observation};
+use curator_core::config::Config;
 use curator_core::scanner::scan_observation;
 use curator_core::{IdShape, Observation};
 use curator_engine::eval::load_queries;
@@ -145,10 +146,13 @@ fn example_memory_root_is_agent_qa_exact() {
     assert!(
         found.iter().any(|f| f.obs.suite.as_ref().is_some_and(|s| s.suite_snapshot.len() == 3))
     );
-    let config = fs::read_to_string(repo_path("examples/agent-qa.config.yaml")).unwrap();
-    assert!(
-        config.contains("\n    dir: agent-qa-memory\n"),
-        "config does not point at the example root"
+    // The config resolves `services.memory.dir` against its own folder (spec §2).
+    let examples = repo_path("examples");
+    let text = fs::read_to_string(examples.join("agent-qa.config.yaml")).unwrap();
+    let config = Config::from_yaml_str(&text, &examples).unwrap();
+    assert_eq!(
+        fs::canonicalize(config.memory_root()).unwrap(),
+        fs::canonicalize(examples.join("agent-qa-memory")).unwrap()
     );
 }
 
