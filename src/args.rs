@@ -52,6 +52,8 @@ pub(crate) enum Command {
     Rm(RmArgs),
     /// Check every file under the root; print each problem; exit 3 when there is any.
     Lint,
+    /// Harness memory: raw.md, MEMORY.md, summary.md, identity files and issue triage.
+    Harness(crate::cmd::harness::HarnessArgs),
 }
 
 /// `curator add`.

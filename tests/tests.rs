@@ -8,3 +8,6 @@ mod util;
 
 // init / add / show / list / rm / lint: the store's CLI basics (issue 2).
 mod store_cli;
+
+// curator harness append / issue / triage / curate / context / status (issue 5).
+mod harness;

@@ -9,6 +9,7 @@ use crate::args::{Cli, Command};
 use crate::context::Context;
 
 mod add;
+pub(crate) mod harness;
 mod init;
 mod lint;
 mod list;
@@ -26,5 +27,6 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::List(args) => list::run(&ctx, &args),
         Command::Rm(args) => rm::run(&ctx, &args),
         Command::Lint => lint::run(&ctx),
+        Command::Harness(args) => harness::run(&args, ctx.json),
     }
 }
