@@ -8,4 +8,10 @@ pub mod breaker;
 pub mod curate;
 pub mod eval;
 pub mod providers;
+pub mod query;
+pub mod scopes;
+pub mod session;
 pub mod undo;
+
+pub use query::{InjectedObservation, QueryError, QueryOptions, QueryOutcome, RunStep, query};
+pub use scopes::SuiteContext;

@@ -84,6 +84,7 @@ fn load(
         content: text(fields.content),
         trust: doc.get_first(fields.trust).and_then(|v| v.as_f64()).unwrap_or(0.0),
         score: 0.0,
+        relevance: 1.0,
         path: path.clone().into(),
     };
     Ok(Some(Candidate { hit, selector, file_name: file_name.to_owned() }))
@@ -170,10 +171,17 @@ pub(crate) fn terms(
             continue;
         }
         c.hit.score = f64::from(bm25) * c.hit.trust;
+        c.hit.relevance = covered / total_weight;
         hits.push(c);
     }
     hits.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score).then_with(|| a.discovery_cmp(b)));
-    Ok(hits.into_iter().take(req.max_results).map(|c| c.hit).collect())
+    let cut = hits.first().map_or(0.0, |best| best.hit.score * req.keep_ratio);
+    Ok(hits
+        .into_iter()
+        .filter(|c| c.hit.score >= cut)
+        .take(req.max_results)
+        .map(|c| c.hit)
+        .collect())
 }
 
 /// The distinct analyzed terms of `text`, in first-occurrence order.

@@ -134,7 +134,13 @@ pub struct SearchRequest {
     pub max_results: usize,
     /// Terms mode only: the share of the query's IDF weight a hit must contain, in `[0, 1]`.
     pub min_relevance: f64,
+    /// Terms mode only: hits scoring below this share of the best hit's score are dropped (a
+    /// clear best match is not diluted by weak ones); 0 keeps all.
+    pub keep_ratio: f64,
 }
+
+/// The default share of the best score a further terms-mode hit needs (tuned on `eval/dev`).
+pub const DEFAULT_KEEP_RATIO: f64 = 0.5;
 
 /// The default relevance floor of terms mode (tuned on `eval/dev`).
 pub const DEFAULT_MIN_RELEVANCE: f64 = 0.2;
@@ -151,6 +157,9 @@ pub struct Hit {
     /// Relevance × trust, higher is better. In phrase mode this is `−(bm25 × trust)`, the
     /// negation of agent-qa's sort key.
     pub score: f64,
+    /// Terms mode: the share of the query's IDF weight this hit contains (what the relevance
+    /// floor compares); phrase mode: 1 (the whole phrase is in it).
+    pub relevance: f64,
     /// `tier/scope/file.md`, relative to the root.
     pub path: PathBuf,
 }

@@ -103,6 +103,7 @@ pub(crate) fn request(scopes: Vec<ScopeSelector>, text: &str, mode: QueryMode) -
         min_trust: 0.3,
         max_results: 3,
         min_relevance: curator_store::index::DEFAULT_MIN_RELEVANCE,
+        keep_ratio: curator_store::index::DEFAULT_KEEP_RATIO,
     }
 }
 

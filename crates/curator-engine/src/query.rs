@@ -1,0 +1,162 @@
+//! One step's memory: scoped query, injection block and run bookkeeping (agent-qa-memory §3–§4).
+//!
+//! This is what `curator query` (and later the HTTP and MCP surfaces) call. It always answers
+//! from the files as they are now: the on-disk index is refreshed for the folders the step reads,
+//! and if the index cannot be used at all, the same search runs over an in-RAM index of those
+//! folders. `min_trust` and `max_injections` are honoured (agent-qa ignores its config, §11.1).
+
+use std::path::Path;
+
+use curator_core::render::{Injected, render_memory_context};
+use curator_core::{ScopeError, ScopeName};
+use curator_store::index::{
+    DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, Hit, IndexError, MemoryIndex, QueryMode,
+    SearchRequest, search_files,
+};
+use serde::Serialize;
+
+use crate::scopes::{SuiteContext, scope_selectors};
+use crate::session::{SessionError, record_injection, validate_run_id};
+
+/// agent-qa's effective `minTrust` (§2).
+pub const DEFAULT_MIN_TRUST: f64 = 0.3;
+/// agent-qa's effective `maxInjections` (§2).
+pub const DEFAULT_MAX_INJECTIONS: usize = 3;
+
+/// Everything one step's query needs.
+#[derive(Debug, Clone)]
+pub struct QueryOptions {
+    pub product: ScopeName,
+    pub test: ScopeName,
+    pub suite: Option<SuiteContext>,
+    /// The step instruction as the planner sees it.
+    pub text: String,
+    pub min_trust: f64,
+    pub max_injections: usize,
+    pub mode: QueryMode,
+    /// Terms mode relevance floor (share of the query's IDF weight a hit must contain).
+    pub min_relevance: f64,
+    /// When set, the injected ids are recorded for this run and step (§3.4).
+    pub run: Option<RunStep>,
+}
+
+/// A step of a run, for the run session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunStep {
+    pub run_id: String,
+    /// 0-based step index.
+    pub step: u64,
+}
+
+impl QueryOptions {
+    /// Options with agent-qa's defaults; `product` and `test` must be valid scope names.
+    pub fn new(product: &str, test: &str, text: impl Into<String>) -> Result<Self, QueryError> {
+        Ok(QueryOptions {
+            product: ScopeName::new(product).map_err(|e| QueryError::Scope("product", e))?,
+            test: ScopeName::new(test).map_err(|e| QueryError::Scope("test", e))?,
+            suite: None,
+            text: text.into(),
+            min_trust: DEFAULT_MIN_TRUST,
+            max_injections: DEFAULT_MAX_INJECTIONS,
+            mode: QueryMode::default(),
+            min_relevance: DEFAULT_MIN_RELEVANCE,
+            run: None,
+        })
+    }
+}
+
+/// One injected observation, as `curator query --json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InjectedObservation {
+    pub id: String,
+    pub title: String,
+    pub content: String,
+    pub trust: f64,
+    /// Relevance × trust, higher is better (phrase mode: −bm25 × trust).
+    pub score: f64,
+    /// `products`, `suites` or `tests`.
+    pub tier: String,
+    pub scope: String,
+}
+
+/// The answer for one step: `formatted` is the §4 block, `None` when nothing is injected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryOutcome {
+    pub observations: Vec<InjectedObservation>,
+    pub formatted: Option<String>,
+}
+
+/// Why a query could not be answered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// A product, test or suite name is not a valid scope name.
+    #[error("invalid {0} name: {1}")]
+    Scope(&'static str, #[source] ScopeError),
+    /// `min_trust` outside `[0, 1]` or not a number.
+    #[error("min trust must be a number in [0, 1], got {0}")]
+    MinTrust(f64),
+    /// The memory folders could not be read.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The run session could not be recorded.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// Answers one step: refresh and search the step's scopes, render the block, record the run.
+pub fn query(root: &Path, opts: &QueryOptions) -> Result<QueryOutcome, QueryError> {
+    if !(0.0..=1.0).contains(&opts.min_trust) {
+        return Err(QueryError::MinTrust(opts.min_trust));
+    }
+    if let Some(run) = &opts.run {
+        // Refuse a bad run id before doing any work, not after the search.
+        validate_run_id(&run.run_id)?;
+    }
+    let req = SearchRequest {
+        scopes: scope_selectors(&opts.product, &opts.test, opts.suite.as_ref()),
+        text: opts.text.clone(),
+        mode: opts.mode,
+        min_trust: opts.min_trust,
+        max_results: opts.max_injections,
+        min_relevance: opts.min_relevance,
+        keep_ratio: DEFAULT_KEEP_RATIO,
+    };
+    let hits = match MemoryIndex::open(root) {
+        Ok(index) => index.search(&req)?,
+        Err(IndexError::Io { path, source }) => return Err(IndexError::Io { path, source }.into()),
+        Err(e) => {
+            // A read-only root or an index we cannot even recreate: answer from the files.
+            tracing::warn!(error = %e, "index unavailable; answering from the files in RAM");
+            search_files(root, &req)?
+        }
+    };
+    let outcome = outcome(hits);
+    if let Some(run) = &opts.run {
+        let ids: Vec<String> = outcome.observations.iter().map(|o| o.id.clone()).collect();
+        record_injection(root, &run.run_id, run.step, &ids)?;
+    }
+    Ok(outcome)
+}
+
+/// The injection for `hits`, in order.
+pub fn outcome(hits: Vec<Hit>) -> QueryOutcome {
+    let items: Vec<Injected<'_>> = hits
+        .iter()
+        .map(|h| Injected { title: &h.title, content: &h.content, trust: h.trust })
+        .collect();
+    let formatted = render_memory_context(&items);
+    let observations = hits
+        .into_iter()
+        .map(|h| InjectedObservation {
+            id: h.id,
+            title: h.title,
+            content: h.content,
+            trust: h.trust,
+            score: h.score,
+            tier: h.tier.dir_name().to_owned(),
+            scope: h.scope.as_str().to_owned(),
+        })
+        .collect();
+    QueryOutcome { observations, formatted }
+}
