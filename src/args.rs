@@ -52,6 +52,14 @@ pub(crate) enum Command {
     Rm(RmArgs),
     /// Check every file under the root; print each problem; exit 3 when there is any.
     Lint,
+    /// Apply the curator to a finished run: A.U.D.N. decisions, failed-run and ablation rules.
+    Curate(CurateArgs),
+    /// Show the journal of one observation (every change, oldest first).
+    History(IdArg),
+    /// Revert every change one curator run made, if the files are still as it left them.
+    Undo(UndoArgs),
+    /// The circuit breaker of a run session or suite: status, record an outcome, reset.
+    Breaker(BreakerArgs),
     /// Harness memory: raw.md, MEMORY.md, summary.md, identity files and issue triage.
     Harness(crate::cmd::harness::HarnessArgs),
 }
@@ -113,6 +121,66 @@ pub(crate) struct RmArgs {
     pub(crate) reason: String,
 }
 
+/// `curator curate`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("provider").args(["decisions", "llm", "rules"]))]
+pub(crate) struct CurateArgs {
+    /// The run record (JSON; `-` reads stdin). Steps without `injected` take the ids recorded by
+    /// `query --run` for the record's `run_id`.
+    #[arg(long = "run", value_name = "RUN.json")]
+    pub(crate) run: PathBuf,
+    /// Apply these decisions (agent-qa's decisions JSON; `-` reads stdin).
+    #[arg(long, value_name = "DEC.json")]
+    pub(crate) decisions: Option<PathBuf>,
+    /// Ask the LLM configured in the config's `curator.llm` block.
+    #[arg(long)]
+    pub(crate) llm: bool,
+    /// Decide by rules, no LLM (the default): confirm what was injected into passed steps, add
+    /// what the agent flagged with `MEMO:`.
+    #[arg(long)]
+    pub(crate) rules: bool,
+}
+
+/// `curator undo`.
+#[derive(Debug, Args)]
+pub(crate) struct UndoArgs {
+    /// The run id whose changes to revert (the `run_id` of its MemoryLog).
+    pub(crate) run_id: String,
+}
+
+/// `curator breaker`.
+#[derive(Debug, Args)]
+pub(crate) struct BreakerArgs {
+    #[command(subcommand)]
+    pub(crate) action: BreakerAction,
+}
+
+/// What to do with a breaker.
+#[derive(Debug, Subcommand)]
+pub(crate) enum BreakerAction {
+    /// Show the window, the failure rates and whether the breaker is tripped.
+    Status {
+        /// The breaker key: a run session id or a suite id.
+        key: String,
+    },
+    /// Record one finished run and re-evaluate.
+    Record {
+        /// The breaker key: a run session id or a suite id.
+        key: String,
+        /// How the run ended.
+        #[arg(long, value_parser = ["passed", "failed"])]
+        outcome: String,
+        /// Whether memory was injected into any step (`with`) or not (`without`: the baseline).
+        #[arg(long, value_parser = ["with", "without"])]
+        memory: String,
+    },
+    /// Forget every recorded run and un-trip the breaker.
+    Reset {
+        /// The breaker key: a run session id or a suite id.
+        key: String,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +204,23 @@ mod tests {
         let mut both = alone.clone();
         both.extend(["--suite-tests", "tests.json"]);
         assert!(parse(&both).is_ok());
+    }
+
+    #[test]
+    fn curate_takes_one_provider_at_most() {
+        assert!(parse(&["curate", "--run", "r.json"]).is_ok());
+        assert!(parse(&["curate", "--run", "r.json", "--llm"]).is_ok());
+        assert!(parse(&["curate", "--run", "r.json", "--llm", "--rules"]).is_err());
+        assert!(parse(&["curate", "--run", "r.json", "--decisions", "d.json", "--rules"]).is_err());
+        assert!(parse(&["curate", "--decisions", "d.json"]).is_err(), "--run is required");
+    }
+
+    #[test]
+    fn breaker_record_needs_outcome_and_memory() {
+        assert!(parse(&["breaker", "record", "k", "--outcome", "passed", "--memory", "with"]).is_ok());
+        assert!(parse(&["breaker", "record", "k", "--outcome", "passed"]).is_err());
+        assert!(parse(&["breaker", "record", "k", "--outcome", "ok", "--memory", "with"]).is_err());
+        assert!(parse(&["breaker", "status", "k"]).is_ok());
     }
 
     #[test]

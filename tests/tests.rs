@@ -11,3 +11,6 @@ mod store_cli;
 
 // curator harness append / issue / triage / curate / context / status (issue 5).
 mod harness;
+
+// curate / history / undo / breaker: the curator through the binary (issue 4).
+mod curate_cli;

@@ -9,12 +9,16 @@ use crate::args::{Cli, Command};
 use crate::context::Context;
 
 mod add;
+mod breaker;
+mod curate;
 pub(crate) mod harness;
+mod history;
 mod init;
 mod lint;
 mod list;
 mod rm;
 mod show;
+mod undo;
 mod view;
 
 /// Runs one parsed command line.
@@ -27,6 +31,10 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::List(args) => list::run(&ctx, &args),
         Command::Rm(args) => rm::run(&ctx, &args),
         Command::Lint => lint::run(&ctx),
+        Command::Curate(args) => curate::run(&ctx, &args),
+        Command::History(args) => history::run(&ctx, &args),
+        Command::Undo(args) => undo::run(&ctx, &args),
+        Command::Breaker(args) => breaker::run(&ctx, &args),
         Command::Harness(args) => harness::run(&args, ctx.json),
     }
 }

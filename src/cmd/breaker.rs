@@ -1,0 +1,90 @@
+//! `curator breaker status|record|reset KEY`: the persisted circuit breaker of a run session or
+//! suite (agent-qa-memory §9), so separate CLI calls behave like one agent-qa process.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use curator_engine::breaker::{Breaker, BreakerConfig, BreakerState, RunOutcome};
+
+use crate::args::{BreakerAction, BreakerArgs};
+use crate::context::Context;
+use crate::output;
+
+pub(crate) fn run(ctx: &Context, args: &BreakerArgs) -> Result<ExitCode> {
+    let config = breaker_config(ctx);
+    let (key, state, tripped_now) = match &args.action {
+        BreakerAction::Status { key } => (key, Breaker::load(&ctx.root, key)?, false),
+        BreakerAction::Record { key, outcome, memory } => {
+            let outcome = RunOutcome { with_memory: memory == "with", passed: outcome == "passed" };
+            let (state, tripped_now) = Breaker::record(&ctx.root, key, outcome, &config)?;
+            (key, state, tripped_now)
+        }
+        BreakerAction::Reset { key } => (key, Breaker::reset(&ctx.root, key)?, false),
+    };
+    if tripped_now {
+        eprintln!(
+            "  Memory: circuit breaker tripped -- disabling memory injection for remaining tests"
+        );
+    }
+    if ctx.json {
+        output::print_json(&view(key, &state, &config, tripped_now))?;
+    } else {
+        output::print_text(&text(key, &state, &config))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The breaker settings of the config (`services.memory.circuitBreaker*`).
+pub(crate) fn breaker_config(ctx: &Context) -> BreakerConfig {
+    let m = &ctx.config.memory;
+    BreakerConfig {
+        enabled: m.circuit_breaker_enabled,
+        window_size: m.circuit_breaker_window_size,
+        baseline_size: m.circuit_breaker_baseline_size,
+        threshold: m.circuit_breaker_threshold,
+    }
+}
+
+fn view(
+    key: &str,
+    state: &BreakerState,
+    config: &BreakerConfig,
+    tripped_now: bool,
+) -> serde_json::Value {
+    let rates = state.rates();
+    serde_json::json!({
+        "key": key,
+        "enabled": config.enabled,
+        "tripped": state.tripped,
+        "tripped_now": tripped_now,
+        "tripped_at": state.tripped_at,
+        "window": state.window.len(),
+        "window_size": config.window_size,
+        "baseline_size": config.baseline_size,
+        "threshold": config.threshold,
+        "with_memory": {"runs": rates.with_memory, "failed": rates.with_memory_failed,
+                        "failure_rate": rates.memory_failure_rate()},
+        "baseline": {"runs": rates.baseline, "failed": rates.baseline_failed,
+                     "failure_rate": rates.baseline_failure_rate()},
+    })
+}
+
+fn text(key: &str, state: &BreakerState, config: &BreakerConfig) -> String {
+    let r = state.rates();
+    let pct = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:.0}%", x * 100.0));
+    format!(
+        "breaker {key}: {}{}\n  with memory: {} run(s), {} failed ({})\n  baseline:    {} run(s), {} failed ({})\n  window {}/{}, baseline size {}, threshold {}\n",
+        if state.tripped { "TRIPPED" } else { "closed" },
+        if config.enabled { "" } else { " (disabled in config)" },
+        r.with_memory,
+        r.with_memory_failed,
+        pct(r.memory_failure_rate()),
+        r.baseline,
+        r.baseline_failed,
+        pct(r.baseline_failure_rate()),
+        state.window.len(),
+        config.window_size,
+        config.baseline_size,
+        config.threshold,
+    )
+}

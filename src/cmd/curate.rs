@@ -1,0 +1,108 @@
+//! `curator curate --run RUN.json [--decisions DEC.json | --llm | --rules]`: apply the curator to
+//! one finished run and print agent-qa's summary line, or the MemoryLog with `--json`.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result, bail};
+use curator_core::trust::TrustDeltas;
+use curator_engine::curate::{CurateOptions, Decisions, RunRecord, curate};
+use curator_engine::providers::{
+    DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
+};
+
+use crate::args::CurateArgs;
+use crate::context::Context;
+use crate::output;
+
+/// Largest run record or decisions document read.
+const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
+    if is_stdin(&args.run) && args.decisions.as_deref().is_some_and(is_stdin) {
+        bail!("--run and --decisions cannot both read stdin");
+    }
+    let text = read_input(&args.run)?;
+    let mut record = RunRecord::from_json(&text)
+        .with_context(|| format!("in run record {}", args.run.display()))?;
+    if record.needs_session() {
+        let session = match &record.run_id {
+            Some(run_id) => session_injections(&ctx.root, run_id)?,
+            None => BTreeMap::new(),
+        };
+        record.fill_injected(&session);
+    }
+    let provider: Box<dyn DecisionProvider> = match &args.decisions {
+        Some(path) => {
+            let text = read_input(path)?;
+            let decisions = Decisions::from_json(&text)
+                .with_context(|| format!("in decisions file {}", path.display()))?;
+            Box::new(ExplicitProvider::new(decisions))
+        }
+        None if args.llm => Box::new(LlmProvider::new(llm_config(ctx))?),
+        None => Box::new(RulesProvider::default()),
+    };
+    let store = ctx.store()?;
+    let options = CurateOptions { deltas: deltas(ctx), now: None };
+    let log = curate(&store, &record, provider.as_ref(), &options)?;
+    if ctx.json {
+        output::print_json(&log)?;
+    } else {
+        output::print_text(&log.summary())?;
+        eprintln!(
+            "curator: run {} ({:?} path); `curator undo {}` reverts it",
+            log.run_id, log.case, log.run_id
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The trust deltas in effect: the config's values, 0.05 / 0.10 when it has none.
+pub(crate) fn deltas(ctx: &Context) -> TrustDeltas {
+    let m = &ctx.config.memory;
+    TrustDeltas { confirm: m.trust_confirm_delta, contradict: m.trust_contradict_delta }
+}
+
+/// The LLM settings from the config's `curator.llm` block.
+fn llm_config(ctx: &Context) -> LlmConfig {
+    let l = &ctx.config.curator.llm;
+    LlmConfig {
+        base_url: l.base_url.clone(),
+        model: l.model.clone(),
+        api_key_env: l.api_key_env.clone(),
+        timeout: std::time::Duration::from_millis(l.timeout_ms),
+        max_retries: l.max_retries,
+        backoff: std::time::Duration::from_millis(l.backoff_ms),
+        max_observations: l.max_observations,
+    }
+}
+
+/// Injected ids per step recorded by `query --run` for `run_id` (none when no session exists).
+fn session_injections(root: &Path, run_id: &str) -> Result<BTreeMap<usize, Vec<String>>> {
+    let session = curator_engine::session::load_session(root, run_id)
+        .with_context(|| format!("reading the run session of {run_id}"))?;
+    Ok(session
+        .map(|s| s.injected.into_iter().map(|(step, ids)| (step as usize, ids)).collect())
+        .unwrap_or_default())
+}
+
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+fn read_input(path: &Path) -> Result<String> {
+    let mut text = String::new();
+    if is_stdin(path) {
+        std::io::stdin()
+            .take(MAX_INPUT_BYTES)
+            .read_to_string(&mut text)
+            .context("reading stdin")?;
+    } else {
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_INPUT_BYTES).read_to_string(&mut text))
+            .with_context(|| format!("reading {}", path.display()))?;
+    }
+    Ok(text)
+}

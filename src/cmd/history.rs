@@ -1,0 +1,43 @@
+//! `curator history ID`: every journaled change of one observation, oldest first.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use curator_core::ObservationId;
+
+use crate::args::IdArg;
+use crate::context::Context;
+use crate::output;
+
+pub(crate) fn run(ctx: &Context, args: &IdArg) -> Result<ExitCode> {
+    let id = ObservationId::parse(&args.id)?;
+    let store = ctx.store()?;
+    let entries = curator_engine::undo::history(&store, id.as_str())?;
+    if ctx.json {
+        output::print_json(&entries)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        output::print_text(&format!("no journal entries for {id}\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut text = String::new();
+    for e in &entries {
+        let trust = |s: &Option<curator_core::ObservationSnapshot>| {
+            s.as_ref().map_or("-".to_owned(), |s| s.trust.to_string())
+        };
+        text.push_str(&format!(
+            "{}  {:<9}  {}/{}  trust {} -> {}  run {}  {}\n",
+            e.time,
+            format!("{:?}", e.action).to_lowercase(),
+            e.tier,
+            e.scope,
+            trust(&e.before),
+            trust(&e.after),
+            e.run_id.as_deref().unwrap_or("-"),
+            output::ellipsize(&e.reasoning, 80),
+        ));
+    }
+    output::print_text(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,33 @@
+//! `curator undo RUN_ID`: revert one run's changes, or refuse naming the file changed since.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::args::UndoArgs;
+use crate::context::Context;
+use crate::output;
+
+pub(crate) fn run(ctx: &Context, args: &UndoArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let report = curator_engine::undo::undo(&store, &args.run_id)?;
+    if ctx.json {
+        output::print_json(&report)?;
+    } else {
+        let mut text = format!(
+            "reverted {} change(s) of run {} (journaled as {})\n",
+            report.reverted.len(),
+            report.run_id,
+            report.undo_run_id
+        );
+        for r in &report.reverted {
+            text.push_str(&format!(
+                "  {:<9} {}\n",
+                format!("{:?}", r.action).to_lowercase(),
+                r.file
+            ));
+        }
+        output::print_text(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

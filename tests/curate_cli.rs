@@ -1,0 +1,237 @@
+//! curate / history / undo / breaker through the binary (issue 4, CLI contract).
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::util::{Dir, ID_A, ID_B, observation_file};
+
+const TEST_ID: &str = "t_login";
+
+fn run_record(run_id: &str, status: &str, steps: Value) -> String {
+    json!({"run_id": run_id, "product": "acme", "test": {"id": TEST_ID, "name": "Login"},
+           "status": status, "steps": steps})
+    .to_string()
+}
+
+fn seeded(name: &str) -> Dir {
+    let dir = Dir::new(name);
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "Login modal", "0.5", "Appears late."),
+    );
+    dir.write(
+        &format!("products/acme/{ID_B}.md"),
+        observation_file(ID_B, "Login SSO", "0.1", "Below the form."),
+    );
+    dir
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+#[test]
+fn explicit_decisions_print_the_summary_line_and_the_memory_log() {
+    let dir = seeded("curate-explicit");
+    let run = dir.path().join("run.json");
+    std::fs::write(
+        &run,
+        run_record("r_one", "passed", json!([{"name": "Log in", "status": "passed"}])),
+    )
+    .unwrap();
+    let decisions = json!({"decisions": [
+        {"action": "update", "observationId": ID_A, "reasoning": "held"},
+        {"action": "deprecate", "observationId": ID_B, "reasoning": "wrong"},
+        {"action": "update", "observationId": "obs_no-such-thing-here-at-all", "reasoning": "x"},
+        {"action": "add", "title": "Login: remember me", "content": "Checked by default.", "scope": "test", "reasoning": "seen"}
+    ]});
+    let mut cmd = dir.curator(&["curate", "--run", run.to_str().unwrap(), "--decisions", "-"]);
+    cmd = cmd.stdin(decisions.to_string());
+    let (stdout, stderr) = cmd.expect_code(0);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("  Memory: 1 added, 1 confirmed, 1 deprecated ("), "{stdout}");
+    assert_eq!(
+        lines[1],
+        "  Memory: warning -- Unknown observation ID for update: obs_no-such-thing-here-at-all"
+    );
+    assert!(stderr.contains("r_one"), "{stderr}");
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.55\n"));
+    assert!(!dir.root().join(format!("products/acme/{ID_B}.md")).exists(), "0.1 - 0.1 deletes");
+
+    // --json prints the MemoryLog; the add above is undone first so the run is repeatable.
+    dir.curator(&["undo", "r_one"]).stdout();
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.5\n"));
+    let log = json_of(
+        &dir.curator(&["--json", "curate", "--run", run.to_str().unwrap(), "--decisions", "-"])
+            .stdin(decisions.to_string())
+            .stdout(),
+    );
+    assert_eq!(log["run_id"], "r_one");
+    assert_eq!(log["case"], "passed");
+    assert_eq!(
+        (
+            log["added"].as_u64(),
+            log["confirmed"].as_u64(),
+            log["deprecated"].as_u64(),
+            log["deleted"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1), Some(1))
+    );
+    assert_eq!(log["deltas"][0]["observationId"], ID_A);
+    assert!(log["curatorDuration"].is_u64());
+}
+
+#[test]
+fn rules_are_the_default_and_add_memo_lines() {
+    let dir = seeded("curate-rules");
+    let run = dir.path().join("run.json");
+    let steps = json!([{"name": "Log in", "status": "passed", "injected": [ID_A],
+                        "observation": "MEMO(test): Login redirects twice before the dashboard"}]);
+    std::fs::write(&run, run_record("r_rules", "passed", steps)).unwrap();
+    let log = json_of(&dir.curator(&["--json", "curate", "--run", run.to_str().unwrap()]).stdout());
+    assert_eq!(log["provider"], "rules");
+    assert_eq!((log["added"].as_u64(), log["confirmed"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(log["deltas"][1]["tier"], "tests");
+    assert_eq!(log["deltas"][1]["scope"], TEST_ID);
+}
+
+#[test]
+fn a_failed_run_takes_injections_from_the_run_session() {
+    let dir = seeded("curate-session");
+    // What `query --run r_sess --step 1` records.
+    dir.write(
+        ".curator/runs/r_sess.json",
+        json!({"run_id": "r_sess", "injected": {"1": [ID_A]}}).to_string(),
+    );
+    let run = dir.path().join("run.json");
+    let steps =
+        json!([{"name": "Open", "status": "passed"}, {"name": "Log in", "status": "failed"}]);
+    std::fs::write(&run, run_record("r_sess", "failed", steps)).unwrap();
+    let log = json_of(&dir.curator(&["--json", "curate", "--run", run.to_str().unwrap()]).stdout());
+    assert_eq!(log["case"], "failed");
+    assert_eq!(log["deprecated"], 1);
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.4\n"));
+}
+
+#[test]
+fn a_bad_run_record_names_the_field() {
+    let dir = seeded("curate-bad");
+    let run = dir.path().join("run.json");
+    std::fs::write(&run, run_record("r_bad", "passed", json!([{"name": "x", "status": 3}])))
+        .unwrap();
+    let (_, stderr) = dir.curator(&["curate", "--run", run.to_str().unwrap()]).expect_code(1);
+    assert!(stderr.contains("steps[0].status") && stderr.contains("run.json"), "{stderr}");
+}
+
+#[test]
+fn two_curate_processes_at_once_lose_no_update() {
+    let dir = seeded("curate-concurrent");
+    let bin = assert_cmd::cargo::cargo_bin("curator");
+    let mut children = Vec::new();
+    for i in 0..8 {
+        let run = dir.path().join(format!("run{i}.json"));
+        std::fs::write(
+            &run,
+            run_record(&format!("r_c{i}"), "passed", json!([{"name": "x", "status": "passed"}])),
+        )
+        .unwrap();
+        let dec = dir.path().join(format!("dec{i}.json"));
+        let decisions = json!({"decisions": [
+            {"action": "update", "observationId": ID_A, "reasoning": "c"},
+            {"action": "add", "title": format!("Fact {i}"), "content": "Body", "scope": "product", "reasoning": "a"}]});
+        std::fs::write(&dec, decisions.to_string()).unwrap();
+        children.push(
+            Command::new(&bin)
+                .arg("--root")
+                .arg(dir.root())
+                .args(["--json", "curate", "--run"])
+                .arg(&run)
+                .arg("--decisions")
+                .arg(&dec)
+                .output(),
+        );
+    }
+    for child in children {
+        let out = child.unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = dir.read(&format!("products/acme/{ID_A}.md"));
+    assert!(text.contains("confirmed_count: 8\n"), "every confirmation counted:\n{text}");
+    assert!(text.contains("trust: 0.9\n"), "{text}");
+    let files = std::fs::read_dir(dir.root().join("products/acme")).unwrap().count();
+    assert_eq!(files, 2 + 8);
+}
+
+#[test]
+fn undo_refuses_after_a_later_edit_and_names_the_file() {
+    let dir = seeded("curate-undo");
+    let run = dir.path().join("run.json");
+    std::fs::write(&run, run_record("r_u", "passed", json!([{"name": "x", "status": "passed"}])))
+        .unwrap();
+    let dec = json!({"decisions": [{"action": "update", "observationId": ID_A, "reasoning": "c"}]})
+        .to_string();
+    let before = dir.read(&format!("products/acme/{ID_A}.md"));
+    dir.curator(&["curate", "--run", run.to_str().unwrap(), "--decisions", "-"])
+        .stdin(dec.clone())
+        .stdout();
+    let after = dir.read(&format!("products/acme/{ID_A}.md"));
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        after.replace("Appears late.", "Edited by hand."),
+    );
+    let (_, stderr) = dir.curator(&["undo", "r_u"]).expect_code(1);
+    assert!(
+        stderr.contains(&format!("products/acme/{ID_A}.md"))
+            && stderr.contains("nothing was reverted"),
+        "{stderr}"
+    );
+    dir.write(&format!("products/acme/{ID_A}.md"), &after);
+    let out = dir.curator(&["undo", "r_u"]).stdout();
+    assert!(out.contains("reverted 1 change(s) of run r_u"), "{out}");
+    assert_eq!(dir.read(&format!("products/acme/{ID_A}.md")), before, "byte for byte");
+    let history = json_of(&dir.curator(&["--json", "history", ID_A]).stdout());
+    let actions: Vec<&str> =
+        history.as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["confirm", "undo"]);
+}
+
+#[test]
+fn breaker_records_trips_and_resets_across_processes() {
+    let dir = Dir::new("breaker");
+    for (outcome, memory) in [
+        ("failed", "with"),
+        ("failed", "with"),
+        ("failed", "with"),
+        ("passed", "without"),
+        ("passed", "without"),
+    ] {
+        dir.curator(&["breaker", "record", "s_suite", "--outcome", outcome, "--memory", memory])
+            .stdout();
+    }
+    let status = json_of(&dir.curator(&["--json", "breaker", "status", "s_suite"]).stdout());
+    assert_eq!(status["tripped"], false);
+    let (stdout, stderr) = dir
+        .curator(&[
+            "--json",
+            "breaker",
+            "record",
+            "s_suite",
+            "--outcome",
+            "passed",
+            "--memory",
+            "without",
+        ])
+        .expect_code(0);
+    assert_eq!(json_of(&stdout)["tripped_now"], true);
+    assert!(stderr.contains("circuit breaker tripped"), "{stderr}");
+    let text = dir.curator(&["breaker", "status", "s_suite"]).stdout();
+    assert!(text.starts_with("breaker s_suite: TRIPPED"), "{text}");
+    dir.curator(&["breaker", "reset", "s_suite"]).stdout();
+    assert_eq!(
+        json_of(&dir.curator(&["--json", "breaker", "status", "s_suite"]).stdout())["tripped"],
+        false
+    );
+    let (_, stderr) = dir.curator(&["breaker", "status", "../x"]).expect_code(1);
+    assert!(stderr.contains("breaker key"), "{stderr}");
+}
