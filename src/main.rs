@@ -27,10 +27,24 @@ fn main() -> ExitCode {
     match cmd::run(args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_chain(&err));
             ExitCode::from(1)
         }
     }
+}
+
+/// The error and its causes on one line. Library errors often print their source inside their
+/// own message already, so a cause whose text is already shown is not repeated.
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut message = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+    }
+    message
 }
 
 fn init_tracing(verbose: u8) {
@@ -41,5 +55,6 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CURATOR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

@@ -29,7 +29,11 @@ pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let mut written: Option<ObservationId> = None;
     store.transact(None, &mut |tx| {
-        let id = ObservationId::generate_unique(|id| matches!(tx.get(id), Ok(Some(_))));
+        // A fresh id never overwrites an existing file (agent-qa does not check, §1.7).
+        let mut id = ObservationId::generate();
+        while tx.get(&id)?.is_some() {
+            id = ObservationId::generate();
+        }
         let observation = Observation {
             id: id.clone(),
             title: args.title.clone(),

@@ -36,7 +36,7 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<ExitCode> {
         text.push_str(&format!(
             "{}  {:>4}  {}/{}  {}\n",
             obs.id,
-            curator_core::render::to_fixed2(obs.trust),
+            curator_core::render::to_fixed_2(obs.trust),
             stored.tier,
             stored.scope,
             output::ellipsize(&obs.title, 60)
