@@ -461,3 +461,53 @@ pub(crate) fn suite_key(position: u64, snapshot: &[SnapshotEntry]) -> String {
 fn screen(obs: &Observation) -> Option<String> {
     curator_core::scanner::scan_observation(&obs.title, &obs.content).rule().map(str::to_owned)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OBS: &str = "---\nid: obs_aa-lamp-lake-moon-reef-sand-tide-wave-wind-yarn\ntitle: Modal\ntrust: 0.5\n\
+        created: 2026-04-10T12:00:00.000Z\nlast_confirmed: 2026-04-10T12:00:00.000Z\n\
+        confirmed_count: 0\ncontradicted_count: 0\nsource_test: t_x\n---\nFades in.\n";
+
+    #[test]
+    fn a_busy_writer_makes_the_query_answer_from_the_files_in_ram() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let index = MemoryIndex::open(root).unwrap();
+        // Another process (here: another handle) holds tantivy's writer lock.
+        let other = Index::open_in_dir(index_dir(root)).unwrap();
+        let held = acquire_writer(&other, 15_000_000).unwrap();
+        let folder = root.join("products/p");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("obs_aa-lamp-lake-moon-reef-sand-tide-wave-wind-yarn.md"), OBS)
+            .unwrap();
+        let scope = ScopeName::new("p").unwrap();
+        let req = SearchRequest {
+            scopes: vec![ScopeSelector { dir: ScopeDir::new(Tier::Products, scope), suite: None }],
+            text: "modal".into(),
+            mode: QueryMode::Phrase,
+            min_trust: 0.3,
+            max_results: 3,
+            min_relevance: DEFAULT_MIN_RELEVANCE,
+            keep_ratio: DEFAULT_KEEP_RATIO,
+        };
+        assert!(matches!(index.refresh(), Err(IndexError::WriterBusy)));
+        let hits = index.search(&req).unwrap();
+        assert_eq!(hits.len(), 1, "the new file is seen although the index could not take it");
+        assert_eq!(hits[0].title, "Modal");
+        // The on-disk index was not changed; once the writer is free the next query indexes it.
+        drop(held);
+        assert_eq!(index.refresh_dirs(&[req.scopes[0].dir.clone()]).unwrap().added, 1);
+    }
+
+    #[test]
+    fn suite_keys_differ_for_different_data_only() {
+        let e = |t: &str, i: &str| SnapshotEntry { test: t.into(), id: i.into() };
+        let a = suite_key(1, &[e("a", "b")]);
+        assert_eq!(a, suite_key(1, &[e("a", "b")]));
+        assert_ne!(a, suite_key(2, &[e("a", "b")]));
+        assert_ne!(a, suite_key(1, &[e("ab", "")]));
+        assert_ne!(a, suite_key(1, &[e("a", "b"), e("a", "b")]));
+    }
+}
