@@ -13,7 +13,14 @@ use clap::{Args, Parser, Subcommand};
 /// with agent-qa's memory directory. The memory root is taken from --root, else $CURATOR_ROOT,
 /// else `services.memory.dir` of the config file, else ./agent-qa-memory.
 #[derive(Debug, Parser)]
-#[command(name = "curator", version, about, long_about, propagate_version = true, args_override_self = true)]
+#[command(
+    name = "curator",
+    version,
+    about,
+    long_about,
+    propagate_version = true,
+    args_override_self = true
+)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: GlobalArgs,
@@ -52,6 +59,10 @@ pub(crate) enum Command {
     Rm(RmArgs),
     /// Check every file under the root; print each problem; exit 3 when there is any.
     Lint,
+    /// Print the <memory-context> block one agent step would get (nothing if no memory matches).
+    Query(QueryArgs),
+    /// Measure retrieval quality on a labelled query set: recall@k, MRR, nDCG@10, irrelevant injections.
+    Eval(EvalArgs),
     /// Apply the curator to a finished run: A.U.D.N. decisions, failed-run and ablation rules.
     Curate(CurateArgs),
     /// Show the journal of one observation (every change, oldest first).
@@ -91,6 +102,75 @@ pub(crate) struct AddArgs {
     /// The body (markdown); `-` or nothing reads it from stdin.
     #[arg(value_name = "BODY")]
     pub(crate) body: Option<String>,
+}
+
+/// `curator query`.
+#[derive(Debug, Args)]
+pub(crate) struct QueryArgs {
+    /// The product under test: `products/<product>` is searched.
+    #[arg(long)]
+    pub(crate) product: String,
+    /// The test id (or name): `tests/<test>` is searched.
+    #[arg(long)]
+    pub(crate) test: String,
+    /// The suite id (or name) when the step runs as a suite child: `suites/<suite>` is searched.
+    #[arg(long)]
+    pub(crate) suite: Option<String>,
+    /// JSON file with the suite's tests now, `[{"test":…,"id":…}, …]`; with --position, positioned
+    /// suite observations whose snapshot matches are seen.
+    #[arg(long, value_name = "FILE", requires = "suite")]
+    pub(crate) suite_tests: Option<PathBuf>,
+    /// The child test's 0-based position in the suite.
+    #[arg(long, requires = "suite")]
+    pub(crate) position: Option<u64>,
+    /// Record the injected ids for this run (with --step), so `curate` finds them later.
+    #[arg(long, value_name = "RUN_ID", requires = "step")]
+    pub(crate) run: Option<String>,
+    /// The 0-based step index within the run.
+    #[arg(long, value_name = "I", requires = "run")]
+    pub(crate) step: Option<u64>,
+    /// Only inject observations with at least this trust (default: config minTrust, 0.3).
+    #[arg(long, value_name = "F")]
+    pub(crate) min_trust: Option<f64>,
+    /// Inject at most this many observations (default: config maxInjections, 3).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_injections: Option<usize>,
+    /// `terms` (default: any relevant word, with a relevance floor) or `phrase` (agent-qa exactly).
+    #[arg(long, value_enum)]
+    pub(crate) mode: Option<ModeArg>,
+    /// Circuit-breaker key to honour (default: the suite id when --suite is given). While that
+    /// breaker is tripped nothing is injected.
+    #[arg(long, value_name = "KEY")]
+    pub(crate) breaker: Option<String>,
+    /// The step instruction as the planner sees it; `-` reads it from stdin.
+    #[arg(value_name = "TEXT")]
+    pub(crate) text: String,
+}
+
+/// Query modes on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ModeArg {
+    /// Tokenized, folded, stop words dropped, any-term match with a relevance floor.
+    Terms,
+    /// agent-qa's behaviour: the whole step as one exact phrase.
+    Phrase,
+}
+
+/// `curator eval`.
+#[derive(Debug, Args)]
+pub(crate) struct EvalArgs {
+    /// The labelled queries, one JSON object a line (see eval/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) queries: PathBuf,
+    /// The cut-off for recall@k.
+    #[arg(long, default_value_t = 3)]
+    pub(crate) k: usize,
+    /// Which modes to measure (default: both, terms first).
+    #[arg(long, value_enum)]
+    pub(crate) mode: Option<ModeArg>,
+    /// Print every query's returned, missed and irrelevant ids.
+    #[arg(long)]
+    pub(crate) details: bool,
 }
 
 /// A command that takes one observation id.
@@ -217,7 +297,9 @@ mod tests {
 
     #[test]
     fn breaker_record_needs_outcome_and_memory() {
-        assert!(parse(&["breaker", "record", "k", "--outcome", "passed", "--memory", "with"]).is_ok());
+        assert!(
+            parse(&["breaker", "record", "k", "--outcome", "passed", "--memory", "with"]).is_ok()
+        );
         assert!(parse(&["breaker", "record", "k", "--outcome", "passed"]).is_err());
         assert!(parse(&["breaker", "record", "k", "--outcome", "ok", "--memory", "with"]).is_err());
         assert!(parse(&["breaker", "status", "k"]).is_ok());

@@ -11,11 +11,13 @@ use crate::context::Context;
 mod add;
 mod breaker;
 mod curate;
+mod eval;
 pub(crate) mod harness;
 mod history;
 mod init;
 mod lint;
 mod list;
+mod query;
 mod rm;
 mod show;
 mod undo;
@@ -31,6 +33,8 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::List(args) => list::run(&ctx, &args),
         Command::Rm(args) => rm::run(&ctx, &args),
         Command::Lint => lint::run(&ctx),
+        Command::Query(args) => query::run(&ctx, &args),
+        Command::Eval(args) => eval::run(&ctx, &args),
         Command::Curate(args) => curate::run(&ctx, &args),
         Command::History(args) => history::run(&ctx, &args),
         Command::Undo(args) => undo::run(&ctx, &args),

@@ -1,0 +1,108 @@
+//! `curator query`: the memory one agent step gets (agent-qa-memory §3–§4).
+//!
+//! Prints the `<memory-context>` block exactly as the planner receives it, or nothing when no
+//! memory matches. With `--run/--step` the injected ids are recorded for `curate`. While the
+//! step's circuit breaker is tripped nothing is injected, and stderr (and `--json`) say why.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result, bail};
+use curator_core::SnapshotEntry;
+use curator_core::config::QueryMode as ConfigMode;
+use curator_engine::breaker::Breaker;
+use curator_engine::{QueryOptions, QueryOutcome, RunStep, SuiteContext};
+use curator_store::index::QueryMode;
+use serde::Serialize;
+
+use crate::args::{ModeArg, QueryArgs};
+use crate::context::Context;
+use crate::output;
+
+/// Largest step text accepted on stdin.
+const MAX_STEP_BYTES: u64 = 1 << 20;
+
+#[derive(Debug, Serialize)]
+struct QueryJson<'a> {
+    #[serde(flatten)]
+    outcome: &'a QueryOutcome,
+    /// Present (true) only when a tripped circuit breaker suppressed the injection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    breaker_tripped: Option<bool>,
+}
+
+pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
+    let opts = options(ctx, args)?;
+    if !ctx.root.is_dir() {
+        bail!("memory root {} does not exist (create it with `curator init`)", ctx.root.display());
+    }
+    let breaker_key = args.breaker.clone().or_else(|| args.suite.clone());
+    let tripped = match &breaker_key {
+        Some(key) if ctx.config.memory.circuit_breaker_enabled => {
+            Breaker::is_tripped(&ctx.root, key)?
+        }
+        _ => false,
+    };
+    let outcome = if tripped {
+        eprintln!(
+            "curator: circuit breaker {:?} is tripped -- injecting no memory for this step",
+            breaker_key.as_deref().unwrap_or_default()
+        );
+        QueryOutcome { observations: Vec::new(), formatted: None }
+    } else {
+        curator_engine::query(&ctx.root, &opts)?
+    };
+    if ctx.json {
+        output::print_json(&QueryJson {
+            outcome: &outcome,
+            breaker_tripped: tripped.then_some(true),
+        })?;
+    } else if let Some(block) = &outcome.formatted {
+        // The block has no trailing newline of its own (§4); the terminal gets one.
+        output::print_text(&format!("{block}\n"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Turns flags plus config into the engine's request; no I/O beyond reading the named files.
+fn options(ctx: &Context, args: &QueryArgs) -> Result<QueryOptions> {
+    let text = if args.text == "-" { read_stdin()? } else { args.text.clone() };
+    let mut opts = QueryOptions::new(&args.product, &args.test, text)?;
+    let memory = &ctx.config.memory;
+    opts.min_trust = args.min_trust.unwrap_or(memory.min_trust);
+    opts.max_injections = args.max_injections.unwrap_or(memory.max_injections as usize);
+    opts.mode = match args.mode {
+        Some(ModeArg::Terms) => QueryMode::Terms,
+        Some(ModeArg::Phrase) => QueryMode::Phrase,
+        None => match ctx.config.curator.query_mode {
+            ConfigMode::Terms => QueryMode::Terms,
+            ConfigMode::Phrase => QueryMode::Phrase,
+        },
+    };
+    if let Some(suite) = &args.suite {
+        let tests = args.suite_tests.as_deref().map(read_suite_tests).transpose()?;
+        opts.suite = Some(SuiteContext::new(suite, tests, args.position)?);
+    }
+    if let (Some(run_id), Some(step)) = (&args.run, args.step) {
+        opts.run = Some(RunStep { run_id: run_id.clone(), step });
+    }
+    Ok(opts)
+}
+
+fn read_suite_tests(path: &Path) -> Result<Vec<SnapshotEntry>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading --suite-tests file {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!("--suite-tests file {}: expected [{{\"test\":…,\"id\":…}}, …]", path.display())
+    })
+}
+
+fn read_stdin() -> Result<String> {
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_STEP_BYTES)
+        .read_to_string(&mut text)
+        .context("reading the step text from stdin")?;
+    Ok(text)
+}
