@@ -14,6 +14,7 @@
 mod error;
 mod extract;
 mod guard;
+pub mod mcp;
 mod openapi;
 mod ops;
 mod routes;
@@ -38,6 +39,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(routes::api().into_router())
         .merge(ui::router())
+        .nest_service("/mcp", mcp::http_service(&state))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn(guard::same_origin_writes))

@@ -1,0 +1,230 @@
+//! The tool catalog: names, descriptions, schemas and hints clients see in `tools/list`, and
+//! the dispatch of a `tools/call` to [`super::tools`] (issue 6 item 3).
+//!
+//! Error policy (MCP "tool execution errors"): anything wrong with a call the tool itself can
+//! explain — arguments that do not parse, a field that breaks a rule, an unknown id, a lock held
+//! elsewhere — is an `isError: true` result whose text is `<code>: <message>` and whose
+//! structured content is `{"error": {"code", "message"}}`, so the agent reads it and can fix
+//! the call. Only a tool name that does not exist is a protocol error.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::schema::{
+    GetObservationInput, HarnessAppendInput, HarnessAppendOutput, HarnessContextInput,
+    HarnessContextOutput, ListObservationsInput, MemoryLogOut, ObservationOut, ObservationPage,
+    ProposeDecisionsInput, QueryMemoryInput, QueryMemoryOutput, RecordRunInput,
+};
+use super::tools::{self, ToolContext};
+use crate::error::ApiError;
+
+/// The tool names, in the order `tools/list` gives them.
+pub(crate) const TOOL_NAMES: [&str; 7] = [
+    "query_memory",
+    "record_run",
+    "propose_decisions",
+    "list_observations",
+    "get_observation",
+    "harness_append",
+    "harness_context",
+];
+
+/// Kind of effect, for the client's annotations.
+#[derive(Debug, Clone, Copy)]
+enum Effect {
+    /// Reads only.
+    Read,
+    /// Writes memory; may lower trust or delete (curator rules).
+    Write,
+    /// Only appends.
+    Append,
+}
+
+fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    effect: Effect,
+) -> Tool {
+    let input: Arc<JsonObject> = schema_for_input::<I>()
+        .unwrap_or_else(|e| unreachable!("tool {name}: its input type is a struct: {e}"));
+    let annotations = match effect {
+        Effect::Read => ToolAnnotations::with_title(title).read_only(true).open_world(false),
+        Effect::Write => {
+            ToolAnnotations::with_title(title).read_only(false).destructive(true).open_world(false)
+        }
+        Effect::Append => {
+            ToolAnnotations::with_title(title).read_only(false).destructive(false).open_world(false)
+        }
+    };
+    Tool::new(name, description, input)
+        .with_title(title)
+        .with_raw_output_schema(schema_for_output::<O>())
+        .with_annotations(annotations)
+}
+
+/// Every tool curator serves.
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        tool::<QueryMemoryInput, QueryMemoryOutput>(
+            "query_memory",
+            "Query memory for a step",
+            "The memory one agent step should get: the trusted observations of the product, \
+             suite and test that match the step, best first, and the exact <memory-context> \
+             block to prepend to the step prompt (null when nothing matches). Give run_id and \
+             step_index to record the injection, so record_run can later confirm or deprecate \
+             what the step was given.",
+            Effect::Read,
+        ),
+        tool::<RecordRunInput, MemoryLogOut>(
+            "record_run",
+            "Record a finished run",
+            "Report a finished run and its outcome; the curator updates memory and returns the \
+             MemoryLog. A passed run applies decisions (the rules provider confirms what was \
+             injected into passed steps and adds what a step's observation flags with MEMO:); \
+             a failed run lowers the trust of what was injected into its first failed step. \
+             Steps without an injected list take what query_memory recorded for run_id.",
+            Effect::Write,
+        ),
+        tool::<ProposeDecisionsInput, MemoryLogOut>(
+            "propose_decisions",
+            "Propose memory decisions",
+            "Add new observations, confirm (update) or deprecate existing ones of a product, \
+             suite and test, with agent-qa's decision schema. Every decision is scanned and \
+             journaled; one that cannot apply is listed in the MemoryLog's errors and changes \
+             nothing.",
+            Effect::Write,
+        ),
+        tool::<ListObservationsInput, ObservationPage>(
+            "list_observations",
+            "List observations",
+            "List stored observations, filtered by tier, scope, minimum trust and text, sorted \
+             by tier, scope and id, one page at a time.",
+            Effect::Read,
+        ),
+        tool::<GetObservationInput, ObservationOut>(
+            "get_observation",
+            "Read an observation",
+            "One observation by id: title, content, trust, counters and where it lives.",
+            Effect::Read,
+        ),
+        tool::<HarnessAppendInput, HarnessAppendOutput>(
+            "harness_append",
+            "Append a harness observation",
+            "Append one line to the harness's raw.md log (role, optional feature, TRICK flag \
+             for a reusable pattern). The text is scanned for unsafe content first.",
+            Effect::Append,
+        ),
+        tool::<HarnessContextInput, HarnessContextOutput>(
+            "harness_context",
+            "Harness context for a role",
+            "The memory preamble for a role's prompt: the discipline reminder, the role's \
+             identity file and the mission summary.",
+            Effect::Read,
+        ),
+    ]
+}
+
+/// Runs tool `name`; `None` when no such tool exists. Blocking: call it off the async runtime.
+pub(crate) fn call(ctx: &ToolContext, name: &str, arguments: JsonObject) -> Option<CallToolResult> {
+    let result = match name {
+        "query_memory" => run(name, arguments, |i| tools::query_memory(ctx, i)),
+        "record_run" => run(name, arguments, |i| tools::record_run(ctx, i)),
+        "propose_decisions" => run(name, arguments, |i| tools::propose_decisions(ctx, i)),
+        "list_observations" => run(name, arguments, |i| tools::list_observations(ctx, i)),
+        "get_observation" => run(name, arguments, |i| tools::get_observation(ctx, i)),
+        "harness_append" => run(name, arguments, |i| tools::harness_append(ctx, i)),
+        "harness_context" => run(name, arguments, |i| tools::harness_context(ctx, i)),
+        _ => return None,
+    };
+    Some(match result {
+        Ok(value) => CallToolResult::structured(value),
+        Err(e) => tool_error(&e),
+    })
+}
+
+fn run<I: DeserializeOwned, O: Serialize>(
+    name: &str,
+    arguments: JsonObject,
+    work: impl FnOnce(I) -> Result<O, ApiError>,
+) -> Result<Value, ApiError> {
+    let input: I = serde_json::from_value(Value::Object(arguments)).map_err(|e| {
+        ApiError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "invalid_arguments",
+            format!("arguments of {name}: {e}"),
+        )
+    })?;
+    let output = work(input)?;
+    serde_json::to_value(output)
+        .map_err(|e| ApiError::internal(format!("encoding the result of {name}: {e}")))
+}
+
+/// The `isError` result for a failed call.
+pub(crate) fn tool_error(e: &ApiError) -> CallToolResult {
+    let mut result =
+        CallToolResult::error(vec![ContentBlock::text(format!("{}: {}", e.code(), e.message()))]);
+    result.structured_content = Some(json!({"error": {"code": e.code(), "message": e.message()}}));
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_listed_once_with_object_schemas_and_a_description() {
+        let tools = tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, TOOL_NAMES);
+        for t in &tools {
+            assert_eq!(t.input_schema.get("type"), Some(&json!("object")), "{}", t.name);
+            let output = t.output_schema.as_ref().unwrap_or_else(|| panic!("{}", t.name));
+            assert_eq!(output.get("type"), Some(&json!("object")), "{}", t.name);
+            assert!(t.description.as_ref().is_some_and(|d| d.len() > 40), "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn schemas_carry_required_fields_and_the_engines_decision_schema() {
+        let tools = tools();
+        let get = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
+        let query = get("query_memory");
+        let required = query.input_schema.get("required").unwrap();
+        for field in ["product", "test", "step"] {
+            assert!(required.as_array().unwrap().contains(&json!(field)), "{required}");
+        }
+        let mode = &query.input_schema["properties"]["mode"];
+        assert!(mode.to_string().contains("phrase"), "{mode}");
+        let propose = get("propose_decisions");
+        let decisions = &propose.input_schema["properties"]["decisions"];
+        assert_eq!(decisions["type"], json!("array"), "{decisions}");
+        assert!(decisions.to_string().contains("observationId"), "{decisions}");
+        let record = get("record_run");
+        assert!(record.input_schema["properties"]["run"].to_string().contains("steps"));
+    }
+
+    #[test]
+    fn bad_arguments_are_tool_errors_that_say_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            curator_store::FileStore::open(dir.path(), curator_store::FileStoreOptions::default())
+                .unwrap();
+        let state = crate::state::AppState::new(store, crate::state::ServerOptions::default());
+        let ctx = ToolContext { state, options: Default::default() };
+        let args = json!({"product": "acme-shop", "tset": "t_x", "step": "go"});
+        let Value::Object(args) = args else { unreachable!() };
+        let result = call(&ctx, "query_memory", args).unwrap();
+        assert_eq!(result.is_error, Some(true));
+        let error = &result.structured_content.unwrap()["error"];
+        assert_eq!(error["code"], json!("invalid_arguments"));
+        assert!(error["message"].as_str().unwrap().contains("tset"), "{error}");
+        assert!(call(&ctx, "no_such_tool", JsonObject::new()).is_none());
+    }
+}

@@ -1,0 +1,590 @@
+//! What each MCP tool does (issue 6 item 3): plain functions over the server's [`AppState`],
+//! free of rmcp, so the stdio server, `/mcp` and the unit tests below call the very same code.
+//!
+//! Every tool goes through the functions the JSON API and the CLI use: the query is
+//! `curator_engine::query` with the run session and breaker rules of the run-session route;
+//! `record_run` and `propose_decisions` are `curator_engine::curate::curate` (the store's lock,
+//! scanner, atomic writes and journal, one run id per call); reads are the API's listing and
+//! `Store::get`; the harness tools are `curator_harness::Harness`. Nothing is cached here.
+//!
+//! A tool's failure is an [`ApiError`] (a stable code and the library's sentence naming the
+//! field and rule); the catalog turns it into an `isError` result the agent can read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use curator_core::SnapshotEntry;
+use curator_engine::breaker::Breaker;
+use curator_engine::curate::{
+    CurateOptions, Decisions, MemoryLog, RunRecord, RunRecordError, curate,
+};
+use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
+use curator_engine::session::{load_session, record_injection, validate_run_id};
+use curator_engine::{QueryOutcome, RunStep};
+use curator_harness::{Harness, HarnessOptions, Timestamp};
+use serde_json::{Value, json};
+
+use super::schema::{
+    GetObservationInput, HarnessAppendInput, HarnessAppendOutput, HarnessContextInput,
+    HarnessContextOutput, ListObservationsInput, MemoryLogOut, Mode, ObservationOut,
+    ObservationPage, ProposeDecisionsInput, Provider, QueryMemoryInput, QueryMemoryOutput,
+    RecordRunInput, mirror,
+};
+use crate::error::ApiError;
+use crate::ops;
+use crate::routes::ObservationView;
+use crate::routes::observations::{ListParams, list_page};
+use crate::routes::query::{QueryRequest, run_query};
+use crate::state::AppState;
+
+/// How the MCP surface is set up besides the state.
+#[derive(Debug, Clone, Default)]
+pub struct McpOptions {
+    /// Whether a tool call may name a harness `state_dir` of its own. True for `curator mcp`
+    /// (the agent runs as the same user, on the same machine); false over HTTP, where a remote
+    /// client must not choose where the server writes, so only the configured harness is used.
+    pub allow_state_dir: bool,
+    /// The cross-mission identity directory for a `state_dir` named in a call (default: the
+    /// configured harness's).
+    pub identity_dir: Option<PathBuf>,
+}
+
+/// What one tool call runs against.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolContext {
+    pub(crate) state: AppState,
+    pub(crate) options: McpOptions,
+}
+
+/// `query_memory`: the step's observations and `<memory-context>` block, recorded for the run
+/// when `run_id` and `step_index` are given. A tripped breaker (of the run or its suite, §9)
+/// injects nothing and records the empty injection, as the run-session route does.
+pub(crate) fn query_memory(
+    ctx: &ToolContext,
+    input: QueryMemoryInput,
+) -> Result<QueryMemoryOutput, ApiError> {
+    let state = &ctx.state;
+    let run = match (input.run_id, input.step_index) {
+        (Some(run_id), Some(step)) => {
+            validate_run_id(&run_id)?;
+            Some(RunStep { run_id, step })
+        }
+        (None, None) => None,
+        _ => return Err(ApiError::bad_request("run_id and step_index come together")),
+    };
+    let request = QueryRequest {
+        product: input.product,
+        test: input.test,
+        text: input.step,
+        suite: input.suite.clone(),
+        suite_tests: input.suite_tests.map(|tests| {
+            tests.into_iter().map(|t| SnapshotEntry { test: t.test, id: t.id }).collect()
+        }),
+        position: input.position,
+        min_trust: input.min_trust,
+        max_injections: input.max_injections,
+        mode: input.mode.map(|m| match m {
+            Mode::Terms => "terms".to_owned(),
+            Mode::Phrase => "phrase".to_owned(),
+        }),
+    };
+    let tripped = match &run {
+        Some(run) => breaker_tripped(state.root(), &run.run_id, input.suite.as_deref())?,
+        None => false,
+    };
+    let outcome = if tripped {
+        let run =
+            run.as_ref().ok_or_else(|| ApiError::internal("a tripped breaker needs a run"))?;
+        // Refuse a bad request exactly as an untripped query would, then inject nothing.
+        request.options(state, None)?;
+        record_injection(state.root(), &run.run_id, run.step, &[])?;
+        QueryOutcome { observations: Vec::new(), formatted: None }
+    } else {
+        run_query(state, &request, run.clone())?
+    };
+    let out: QueryMemoryOutput = mirror(
+        "query outcome",
+        json!({
+            "observations": outcome.observations,
+            "formatted": outcome.formatted,
+            "run_id": run.as_ref().map(|r| r.run_id.clone()),
+            "step_index": run.as_ref().map(|r| r.step),
+            "recorded": run.is_some(),
+            "breaker_tripped": tripped,
+        }),
+    )?;
+    Ok(out)
+}
+
+fn breaker_tripped(root: &Path, run_id: &str, suite: Option<&str>) -> Result<bool, ApiError> {
+    if Breaker::is_tripped(root, run_id)? {
+        return Ok(true);
+    }
+    match suite {
+        Some(suite) => Ok(Breaker::is_tripped(root, suite)?),
+        None => Ok(false),
+    }
+}
+
+/// `record_run`: validates the record, fills each step's missing `injected` list from the run
+/// session `query_memory` recorded, runs the curator and returns the MemoryLog.
+pub(crate) fn record_run(
+    ctx: &ToolContext,
+    input: RecordRunInput,
+) -> Result<MemoryLogOut, ApiError> {
+    let state = &ctx.state;
+    let mut record = RunRecord::from_value(&input.run)?;
+    if record.needs_session() {
+        let session: BTreeMap<usize, Vec<String>> = match &record.run_id {
+            Some(run_id) => load_session(state.root(), run_id)?
+                .map(|s| s.injected.into_iter().map(|(step, ids)| (step as usize, ids)).collect())
+                .unwrap_or_default(),
+            None => BTreeMap::new(),
+        };
+        record.fill_injected(&session);
+    }
+    let provider: Box<dyn DecisionProvider> = match (input.provider, input.decisions) {
+        (None | Some(Provider::Explicit), Some(decisions)) => {
+            Box::new(ExplicitProvider::new(decisions_of(&decisions)?))
+        }
+        (Some(Provider::Explicit), None) => {
+            return Err(ApiError::bad_request("provider \"explicit\" needs decisions"));
+        }
+        (Some(Provider::Rules), Some(_)) => {
+            return Err(ApiError::bad_request(
+                "decisions are applied by the explicit provider only: drop provider, or set it to \"explicit\"",
+            ));
+        }
+        (None | Some(Provider::Rules), None) => Box::new(RulesProvider::default()),
+    };
+    run_curator(state, &record, provider.as_ref())
+}
+
+/// `propose_decisions`: the decisions applied as the curator applies a passed run's, to the
+/// product, suite and test named (ids must belong to those scopes).
+pub(crate) fn propose_decisions(
+    ctx: &ToolContext,
+    input: ProposeDecisionsInput,
+) -> Result<MemoryLogOut, ApiError> {
+    let decisions = decisions_of(&input.decisions)?;
+    let mut run = json!({
+        "product": input.product,
+        "test": {"id": input.test, "name": input.test},
+        "status": "passed",
+        "steps": [],
+    });
+    if let Some(suite) = &input.suite {
+        run["suite"] = serde_json::to_value(suite)
+            .map_err(|e| ApiError::internal(format!("encoding the suite: {e}")))?;
+    }
+    if let Some(run_id) = &input.run_id {
+        run["run_id"] = json!(run_id);
+    }
+    // The record is built from this call's fields, so its errors are named after them.
+    let record = RunRecord::from_value(&run).map_err(|RunRecordError { field, rule }| {
+        let field = match field.as_str() {
+            "test.id" => "test".to_owned(),
+            other => other.to_owned(),
+        };
+        ApiError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "invalid_arguments",
+            format!("propose_decisions: {field}: {rule}"),
+        )
+    })?;
+    run_curator(&ctx.state, &record, &ExplicitProvider::new(decisions))
+}
+
+/// Validates a decisions array with the engine's own rules (`decisions[2].observationId`).
+fn decisions_of(decisions: &Value) -> Result<Decisions, ApiError> {
+    Ok(Decisions::from_value(&json!({ "decisions": decisions }))?)
+}
+
+fn run_curator(
+    state: &AppState,
+    record: &RunRecord,
+    provider: &dyn DecisionProvider,
+) -> Result<MemoryLogOut, ApiError> {
+    let engine = state.engine();
+    let options = CurateOptions {
+        deltas: engine.deltas,
+        now: None,
+        ablation_enabled: engine.ablation_enabled,
+    };
+    let log: MemoryLog = curate(state.store(), record, provider, &options)?;
+    mirror("MemoryLog", &log)
+}
+
+/// `list_observations`: the API's listing (same filters, order and paging).
+pub(crate) fn list_observations(
+    ctx: &ToolContext,
+    input: ListObservationsInput,
+) -> Result<ObservationPage, ApiError> {
+    let params = ListParams {
+        tier: input.tier,
+        scope: input.scope,
+        min_trust: input.min_trust,
+        q: input.text,
+        offset: input.offset,
+        limit: input.limit,
+    };
+    mirror("observation page", list_page(&ctx.state, &params)?)
+}
+
+/// `get_observation`: one observation as the files hold it now.
+pub(crate) fn get_observation(
+    ctx: &ToolContext,
+    input: GetObservationInput,
+) -> Result<ObservationOut, ApiError> {
+    let id = ops::parse_id(input.id.trim())?;
+    let stored = ops::get(&ctx.state, &id)?;
+    mirror("observation", ObservationView::from(&stored))
+}
+
+/// `harness_append`: one canonical raw.md line, scanned and written under the raw lock.
+pub(crate) fn harness_append(
+    ctx: &ToolContext,
+    input: HarnessAppendInput,
+) -> Result<HarnessAppendOutput, ApiError> {
+    with_harness(ctx, input.state_dir.as_deref(), |h| {
+        let trick = input.trick.unwrap_or(false);
+        let line =
+            h.append(&input.role, input.feature.as_deref(), trick, &input.text, Timestamp::now())?;
+        Ok(HarnessAppendOutput { line, raw_path: h.raw_path().display().to_string() })
+    })
+}
+
+/// `harness_context`: the memory preamble of `role`'s prompt (harness-curator §1.1).
+pub(crate) fn harness_context(
+    ctx: &ToolContext,
+    input: HarnessContextInput,
+) -> Result<HarnessContextOutput, ApiError> {
+    with_harness(ctx, input.state_dir.as_deref(), |h| {
+        Ok(HarnessContextOutput { context: h.context(&input.role)?, role: input.role.clone() })
+    })
+}
+
+/// Runs `work` on the harness a call names: its own `state_dir` where that is allowed, else
+/// the configured harness.
+fn with_harness<T>(
+    ctx: &ToolContext,
+    state_dir: Option<&str>,
+    work: impl FnOnce(&Harness) -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    let configured = ctx.state.harness();
+    let Some(dir) = state_dir.filter(|d| !d.trim().is_empty()) else {
+        return work(ctx.state.require_harness()?);
+    };
+    let dir = PathBuf::from(dir);
+    if configured.is_some_and(|h| same_dir(h.state_dir(), &dir)) {
+        return work(ctx.state.require_harness()?);
+    }
+    if !ctx.options.allow_state_dir {
+        return Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "state_dir_not_allowed",
+            format!(
+                "state_dir {} is not accepted here: over HTTP only the server's configured harness state directory is used",
+                dir.display()
+            ),
+        ));
+    }
+    let identity = ctx
+        .options
+        .identity_dir
+        .clone()
+        .or_else(|| configured.map(|h| h.identity_dir().to_path_buf()))
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "no identity directory is configured for a state_dir given in the call",
+            )
+        })?;
+    work(&Harness::open(dir, identity, HarnessOptions::default()))
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::schema::SuiteIn;
+    use crate::state::ServerOptions;
+    use curator_store::{FileStore, FileStoreOptions};
+
+    const REVIEWS: &str = "obs_hover-ginger-harbor-echo-citrus-ginger";
+    const CART_BADGE: &str = "obs_noble-poppy-winter-dingo-hazel-storm-bloom-orbit-coral-sage";
+    const TEST_ID: &str = "t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel";
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        ctx: ToolContext,
+        state_dir: PathBuf,
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
+
+    fn fixture(allow_state_dir: bool) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("memory");
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agent-qa-memory");
+        copy_dir(&example, &root);
+        let store = FileStore::open(&root, FileStoreOptions::default()).unwrap();
+        let state = AppState::new(store, ServerOptions::default());
+        let options =
+            McpOptions { allow_state_dir, identity_dir: Some(dir.path().join("identity")) };
+        let state_dir = dir.path().join("project").join(".harness");
+        Fixture { _dir: dir, ctx: ToolContext { state, options }, state_dir }
+    }
+
+    fn query(product: &str, step: &str) -> QueryMemoryInput {
+        serde_json::from_value(json!({"product": product, "test": TEST_ID, "step": step})).unwrap()
+    }
+
+    fn trust_of(f: &Fixture, id: &str) -> f64 {
+        let input = GetObservationInput { id: id.to_owned() };
+        get_observation(&f.ctx, input).unwrap().fields.trust
+    }
+
+    #[test]
+    fn query_memory_gives_the_block_and_records_the_injection_for_the_run() {
+        let f = fixture(false);
+        let mut input = query("acme-shop", "Check the product reviews widget shows reviews");
+        input.run_id = Some("r_mcp-test".into());
+        input.step_index = Some(2);
+        let out = query_memory(&f.ctx, input).unwrap();
+        let ids: Vec<&str> = out.observations.iter().map(|o| o.id.as_str()).collect();
+        assert!(ids.contains(&REVIEWS), "{ids:?}");
+        let block = out.formatted.as_deref().unwrap();
+        assert!(block.starts_with("<memory-context>"), "{block}");
+        assert!(block.contains("Product reviews widget is flaky"), "{block}");
+        assert!(out.recorded && !out.breaker_tripped);
+        let session = load_session(f.ctx.state.root(), "r_mcp-test").unwrap().unwrap();
+        assert_eq!(session.injected_at(2), ids.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn query_memory_without_a_match_has_no_block_and_records_nothing() {
+        let f = fixture(false);
+        let out = query_memory(&f.ctx, query("acme-shop", "zebra quantum xylophone")).unwrap();
+        assert!(out.observations.is_empty() && out.formatted.is_none());
+        assert!(!out.recorded && out.run_id.is_none());
+    }
+
+    #[test]
+    fn query_memory_refuses_half_a_run_and_bad_names() {
+        let f = fixture(false);
+        let mut input = query("acme-shop", "reviews");
+        input.run_id = Some("r_x".into());
+        let err = query_memory(&f.ctx, input).unwrap_err();
+        assert_eq!(err.code(), "bad_request");
+        assert!(err.message().contains("run_id and step_index"), "{err}");
+        let err = query_memory(&f.ctx, query("../etc", "reviews")).unwrap_err();
+        assert_eq!(err.code(), "invalid_scope", "{err}");
+        let mut input = query("acme-shop", "reviews");
+        (input.run_id, input.step_index) = (Some("../../x".into()), Some(0));
+        assert_eq!(query_memory(&f.ctx, input).unwrap_err().code(), "invalid_run_id");
+    }
+
+    fn passed_run(run_id: &str) -> Value {
+        json!({
+            "run_id": run_id,
+            "product": "acme-shop",
+            "test": {"id": TEST_ID, "name": "reviews"},
+            "status": "passed",
+            "steps": [
+                {"name": "open the shop", "status": "passed"},
+                {"name": "Check the product reviews widget shows reviews", "status": "passed"}
+            ]
+        })
+    }
+
+    #[test]
+    fn a_passed_run_confirms_what_query_memory_injected() {
+        let f = fixture(false);
+        assert_eq!(trust_of(&f, REVIEWS), 0.5);
+        let mut input = query("acme-shop", "Check the product reviews widget shows reviews");
+        (input.run_id, input.step_index) = (Some("r_mcp-run".into()), Some(1));
+        let injected = query_memory(&f.ctx, input).unwrap().observations;
+        let input =
+            RecordRunInput { run: passed_run("r_mcp-run"), provider: None, decisions: None };
+        let log = record_run(&f.ctx, input).unwrap();
+        assert_eq!((log.run_id.as_str(), log.case.as_str()), ("r_mcp-run", "passed"));
+        assert_eq!(log.provider.as_deref(), Some("rules"));
+        assert_eq!(log.confirmed as usize, injected.len(), "{log:?}");
+        assert!(log.errors.is_empty(), "{:?}", log.errors);
+        assert_eq!(trust_of(&f, REVIEWS), 0.55);
+    }
+
+    #[test]
+    fn record_run_names_the_bad_field_and_the_provider_rules() {
+        let f = fixture(false);
+        let mut run = passed_run("r_bad");
+        run["status"] = json!("won");
+        let err = record_run(&f.ctx, RecordRunInput { run, provider: None, decisions: None })
+            .unwrap_err();
+        assert_eq!(err.code(), "invalid_run_record");
+        assert!(err.message().contains("status"), "{err}");
+        let input = RecordRunInput {
+            run: passed_run("r_p"),
+            provider: Some(Provider::Explicit),
+            decisions: None,
+        };
+        assert!(record_run(&f.ctx, input).unwrap_err().message().contains("needs decisions"));
+        let input = RecordRunInput {
+            run: passed_run("r_p"),
+            provider: Some(Provider::Rules),
+            decisions: Some(json!([])),
+        };
+        assert_eq!(record_run(&f.ctx, input).unwrap_err().code(), "bad_request");
+        let input = RecordRunInput {
+            run: passed_run("r_p"),
+            provider: None,
+            decisions: Some(json!([{"action": "update"}])),
+        };
+        let err = record_run(&f.ctx, input).unwrap_err();
+        assert_eq!(err.code(), "invalid_decisions");
+        assert!(err.message().contains("decisions[0]"), "{err}");
+    }
+
+    #[test]
+    fn a_failed_run_deprecates_what_was_injected_into_the_failed_step() {
+        let f = fixture(false);
+        let run = json!({
+            "product": "acme-shop",
+            "test": {"id": TEST_ID, "name": "cart"},
+            "status": "failed",
+            "steps": [{"name": "add to cart", "status": "failed", "injected": [CART_BADGE]}]
+        });
+        let log =
+            record_run(&f.ctx, RecordRunInput { run, provider: None, decisions: None }).unwrap();
+        assert_eq!((log.case.as_str(), log.deprecated), ("failed", 1));
+        assert!((trust_of(&f, CART_BADGE) - 0.7).abs() < 1e-9);
+    }
+
+    #[test]
+    fn propose_decisions_adds_confirms_and_reports_unknown_ids() {
+        let f = fixture(false);
+        let input = ProposeDecisionsInput {
+            product: "acme-shop".into(),
+            test: TEST_ID.into(),
+            suite: None,
+            decisions: json!([
+                {"action": "add", "title": "Wishlist heart fills after a click",
+                 "content": "The heart icon turns solid red within 300 ms.", "scope": "product",
+                 "reasoning": "seen twice"},
+                {"action": "update", "observationId": CART_BADGE, "reasoning": "held again"},
+                {"action": "deprecate", "observationId": "obs_not-a-real-one", "reasoning": "?"}
+            ]),
+            run_id: Some("r_proposal".into()),
+        };
+        let log = propose_decisions(&f.ctx, input).unwrap();
+        assert_eq!((log.added, log.confirmed, log.deprecated), (1, 1, 0), "{log:?}");
+        assert_eq!(log.errors.len(), 1, "{:?}", log.errors);
+        assert!(log.errors[0].contains("obs_not-a-real-one"));
+        let added = log.deltas.iter().find(|d| d.action == "add").unwrap();
+        let got = get_observation(&f.ctx, GetObservationInput { id: added.observation_id.clone() })
+            .unwrap();
+        assert_eq!((got.tier.as_str(), got.scope.as_str()), ("products", "acme-shop"));
+        assert_eq!(got.fields.source_test, TEST_ID);
+        assert!((trust_of(&f, CART_BADGE) - 0.85).abs() < 1e-9);
+    }
+
+    #[test]
+    fn propose_decisions_names_its_own_fields() {
+        let f = fixture(false);
+        let input = ProposeDecisionsInput {
+            product: "acme-shop".into(),
+            test: "not/a/scope".into(),
+            suite: Some(SuiteIn { id: "s_x".into(), tests: vec![], position: 0 }),
+            decisions: json!([]),
+            run_id: None,
+        };
+        let err = propose_decisions(&f.ctx, input).unwrap_err();
+        assert_eq!(err.code(), "invalid_arguments");
+        assert!(err.message().starts_with("propose_decisions: test:"), "{err}");
+    }
+
+    #[test]
+    fn list_and_get_read_the_files_with_the_api_filters() {
+        let f = fixture(false);
+        let input = ListObservationsInput {
+            tier: Some("product".into()),
+            scope: Some("acme-shop".into()),
+            min_trust: Some(0.7),
+            ..Default::default()
+        };
+        let page = list_observations(&f.ctx, input).unwrap();
+        assert_eq!(page.total, 4, "{page:?}");
+        assert!(page.observations.iter().all(|o| o.fields.trust >= 0.7 && o.scope == "acme-shop"));
+        let bad = ListObservationsInput { tier: Some("planets".into()), ..Default::default() };
+        assert_eq!(list_observations(&f.ctx, bad).unwrap_err().code(), "invalid_scope");
+        let got = get_observation(&f.ctx, GetObservationInput { id: CART_BADGE.into() }).unwrap();
+        assert_eq!(got.fields.title, "Cart badge updates about one second after Add to cart");
+        let missing = "obs_lake-lake-lake-lake-lake-lake-lake-lake-lake-lake";
+        let err = get_observation(&f.ctx, GetObservationInput { id: missing.into() }).unwrap_err();
+        assert_eq!(err.code(), "not_found");
+        let err = get_observation(&f.ctx, GetObservationInput { id: "../x".into() }).unwrap_err();
+        assert_eq!(err.code(), "invalid_id");
+    }
+
+    #[test]
+    fn harness_tools_append_and_read_context_where_a_state_dir_is_allowed() {
+        let f = fixture(true);
+        let state_dir = f.state_dir.display().to_string();
+        let out = harness_append(
+            &f.ctx,
+            HarnessAppendInput {
+                state_dir: Some(state_dir.clone()),
+                role: "worker".into(),
+                feature: Some("F-001".into()),
+                trick: Some(true),
+                text: "run the migrations before the seed script".into(),
+            },
+        )
+        .unwrap();
+        assert!(out.line.contains("worker F-001 TRICK: run the migrations"), "{}", out.line);
+        let raw = std::fs::read_to_string(&out.raw_path).unwrap();
+        assert!(raw.contains(&out.line));
+        let input = HarnessContextInput { role: "worker".into(), state_dir: Some(state_dir) };
+        let ctx = harness_context(&f.ctx, input).unwrap();
+        assert_eq!(ctx.role, "worker");
+        assert!(!ctx.context.is_empty());
+        let input = HarnessAppendInput {
+            state_dir: Some(f.state_dir.display().to_string()),
+            role: "curator".into(),
+            feature: None,
+            trick: None,
+            text: "x".into(),
+        };
+        assert_eq!(harness_append(&f.ctx, input).unwrap_err().code(), "bad_request");
+    }
+
+    #[test]
+    fn harness_tools_refuse_a_state_dir_over_http_and_need_a_configured_harness() {
+        let f = fixture(false);
+        let input = HarnessContextInput {
+            role: "worker".into(),
+            state_dir: Some(f.state_dir.display().to_string()),
+        };
+        assert_eq!(harness_context(&f.ctx, input).unwrap_err().code(), "state_dir_not_allowed");
+        assert!(!f.state_dir.exists(), "nothing may be created in a refused state_dir");
+        let input = HarnessContextInput { role: "worker".into(), state_dir: None };
+        assert_eq!(harness_context(&f.ctx, input).unwrap_err().code(), "harness_not_configured");
+    }
+}
