@@ -24,6 +24,13 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     if is_stdin(&args.run) && args.decisions.as_deref().is_some_and(is_stdin) {
         bail!("--run and --decisions cannot both read stdin");
     }
+    if !ctx.config.memory.curator_enabled {
+        // agent-qa skips the curator entirely when `curatorEnabled: false` (§5.1).
+        eprintln!(
+            "curator: services.memory.curatorEnabled is false in the config; nothing curated"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let text = read_input(&args.run)?;
     let mut record = RunRecord::from_json(&text)
         .with_context(|| format!("in run record {}", args.run.display()))?;
@@ -45,7 +52,11 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         None => Box::new(RulesProvider::default()),
     };
     let store = ctx.store()?;
-    let options = CurateOptions { deltas: deltas(ctx), now: None };
+    let options = CurateOptions {
+        deltas: deltas(ctx),
+        now: None,
+        ablation_enabled: ctx.config.memory.ablation_enabled,
+    };
     let log = curate(&store, &record, provider.as_ref(), &options)?;
     if ctx.json {
         output::print_json(&log)?;

@@ -39,6 +39,7 @@ fn options() -> CurateOptions {
     CurateOptions {
         deltas: TrustDeltas::default(),
         now: Some("2026-04-10T12:00:00.123456Z".parse().unwrap()),
+        ..CurateOptions::default()
     }
 }
 

@@ -156,3 +156,16 @@ fn ablation_failed_exonerates_memory_and_journals_why() {
         log.summary().starts_with("  Memory: ablation retry also failed -- memory not the cause\n")
     );
 }
+
+#[test]
+fn ablation_disabled_in_config_falls_back_to_the_failed_run_path() {
+    let store = MemStore::new();
+    let ids = seeded(&store);
+    let mut r = record("failed", steps(&ids));
+    r["ablation"] = json!({"status": "passed"});
+    let record = RunRecord::from_value(&r).unwrap();
+    let options = CurateOptions { ablation_enabled: false, ..CurateOptions::default() };
+    let log = curate(&store, &record, &MustNotBeAsked, &options).unwrap();
+    assert_eq!(log.case, CurateCase::Failed);
+    assert_eq!((trust(&store, &ids.failed), trust(&store, &ids.early)), (0.4, 0.5));
+}

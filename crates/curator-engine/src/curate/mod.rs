@@ -40,12 +40,21 @@ pub use run_record::{
 use crate::providers::{CuratorInput, DecisionProvider, ProviderError};
 
 /// Settings of one curator run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CurateOptions {
     /// Trust deltas (the config's effective values; 0.05 / 0.10 by default).
     pub deltas: TrustDeltas,
     /// The run's single `now`; the current time when `None`.
     pub now: Option<jiff::Timestamp>,
+    /// `ablationEnabled` (default true): when false an ablation result in the record is
+    /// ignored and a failed run takes the §5.5 path.
+    pub ablation_enabled: bool,
+}
+
+impl Default for CurateOptions {
+    fn default() -> Self {
+        CurateOptions { deltas: TrustDeltas::default(), now: None, ablation_enabled: true }
+    }
 }
 
 /// Why a curator run changed nothing at all.
@@ -74,7 +83,8 @@ pub fn curate(
     let run_id = record.run_id.clone().unwrap_or_else(curator_core::generate_run_id);
     let now = iso_millis(options.now.unwrap_or_else(jiff::Timestamp::now));
     let deltas = options.deltas;
-    let case = match (record.status, record.ablation) {
+    let ablation = record.ablation.filter(|_| options.ablation_enabled);
+    let case = match (record.status, ablation) {
         (RunStatus::Passed, _) => CurateCase::Passed,
         (_, Some(AblationStatus::Passed)) => CurateCase::AblationPassed,
         (_, Some(AblationStatus::Failed)) => CurateCase::AblationFailed,
