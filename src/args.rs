@@ -73,6 +73,9 @@ pub(crate) enum Command {
     Breaker(BreakerArgs),
     /// Harness memory: raw.md, MEMORY.md, summary.md, identity files and issue triage.
     Harness(crate::cmd::harness::HarnessArgs),
+    /// Serve MCP on stdin/stdout: memory tools for an agent (query, record a run, propose
+    /// decisions, read observations, harness log and context).
+    Mcp(crate::cmd::mcp::McpArgs),
 }
 
 /// `curator add`.

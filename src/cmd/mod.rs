@@ -17,6 +17,7 @@ mod history;
 mod init;
 mod lint;
 mod list;
+pub(crate) mod mcp;
 mod query;
 mod rm;
 mod show;
@@ -40,5 +41,6 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::Undo(args) => undo::run(&ctx, &args),
         Command::Breaker(args) => breaker::run(&ctx, &args),
         Command::Harness(args) => harness::run(&args, ctx.json),
+        Command::Mcp(args) => mcp::run(&ctx, &args),
     }
 }

@@ -1,0 +1,114 @@
+//! `curator mcp [--harness-state DIR] [--identity DIR]`: the MCP server on stdin/stdout over the
+//! resolved memory root (issue 6 item 3; ARCHITECTURE "an agent that speaks MCP").
+//!
+//! stdout belongs to the protocol from the first byte, so this command prints nothing there
+//! (diagnostics and tracing go to stderr, as everywhere in the binary). It serves until the
+//! client closes stdin, then exits 0. The engine settings are the config's, exactly as
+//! `curator serve` uses them ([`server_state`]), so a tool call and an API call over one root
+//! behave the same.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use curator_core::config::QueryMode as ConfigQueryMode;
+use curator_engine::breaker::BreakerConfig;
+use curator_harness::{Harness, HarnessOptions};
+use curator_server::mcp::{McpOptions, McpServer, serve_stdio};
+use curator_server::{AppState, EngineSettings, ServerOptions};
+use curator_store::index::QueryMode;
+
+use crate::context::Context;
+
+/// `curator mcp`.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// Harness state directory the harness tools use when a call names none.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) harness_state: Option<PathBuf>,
+    /// Cross-mission identity directory [default: $CURATOR_IDENTITY, else ~/.curator/identity].
+    #[arg(long, value_name = "DIR", env = "CURATOR_IDENTITY")]
+    pub(crate) identity: Option<PathBuf>,
+}
+
+pub(crate) fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
+    let identity = identity_dir(args.identity.as_ref())?;
+    let harness = args
+        .harness_state
+        .as_ref()
+        .map(|dir| Harness::open(dir, identity.clone(), HarnessOptions::default()));
+    let state = server_state(ctx, harness)?;
+    let options = McpOptions { allow_state_dir: true, identity_dir: Some(identity) };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(serve_stdio(McpServer::new(state, options)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The server state over the context's root with the config's engine settings (shared by
+/// `curator mcp` and `curator serve`).
+pub(crate) fn server_state(ctx: &Context, harness: Option<Harness>) -> Result<AppState> {
+    let store = ctx.store()?;
+    let options =
+        ServerOptions { harness, engine: engine_settings(ctx), ..ServerOptions::default() };
+    Ok(AppState::new(store, options))
+}
+
+/// The config's `minTrust`, `maxInjections`, `queryMode`, trust deltas, breaker and ablation
+/// settings (agent-qa's defaults where the config has none).
+pub(crate) fn engine_settings(ctx: &Context) -> EngineSettings {
+    let m = &ctx.config.memory;
+    EngineSettings {
+        min_trust: m.min_trust,
+        max_injections: m.max_injections,
+        mode: match ctx.config.curator.query_mode {
+            ConfigQueryMode::Terms => QueryMode::Terms,
+            ConfigQueryMode::Phrase => QueryMode::Phrase,
+        },
+        deltas: super::curate::deltas(ctx),
+        breaker: BreakerConfig {
+            enabled: m.circuit_breaker_enabled,
+            window_size: m.circuit_breaker_window_size,
+            baseline_size: m.circuit_breaker_baseline_size,
+            threshold: m.circuit_breaker_threshold,
+        },
+        ablation_enabled: m.ablation_enabled,
+    }
+}
+
+fn identity_dir(explicit: Option<&PathBuf>) -> Result<PathBuf> {
+    if let Some(dir) = explicit {
+        return Ok(dir.clone());
+    }
+    let home = std::env::var_os("HOME").context(
+        "no --identity, no $CURATOR_IDENTITY and no $HOME to default to ~/.curator/identity",
+    )?;
+    Ok(PathBuf::from(home).join(".curator").join("identity"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(yaml: &str) -> Context {
+        let dir = std::env::temp_dir();
+        let config = curator_core::config::Config::from_yaml_str(yaml, &dir).unwrap();
+        Context { root: dir, config, json: false }
+    }
+
+    #[test]
+    fn engine_settings_follow_the_config_and_default_to_agent_qa() {
+        let defaults = engine_settings(&context(""));
+        assert_eq!((defaults.min_trust, defaults.max_injections), (0.3, 3));
+        assert_eq!(defaults.mode, QueryMode::Terms);
+        assert!(defaults.ablation_enabled && defaults.breaker.enabled);
+        let yaml = "services:\n  memory:\n    minTrust: 0.6\n    maxInjections: 5\n    ablationEnabled: false\ncurator:\n  queryMode: phrase\n";
+        let set = engine_settings(&context(yaml));
+        assert_eq!((set.min_trust, set.max_injections), (0.6, 5));
+        assert_eq!(set.mode, QueryMode::Phrase);
+        assert!(!set.ablation_enabled);
+    }
+}
