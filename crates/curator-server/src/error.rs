@@ -241,7 +241,11 @@ mod tests {
                 503,
                 "lock_timeout",
             ),
-            (StoreError::Unsafe { id: "obs_a".into(), rule: "role_hijack".into() }, 422, "unsafe_text"),
+            (
+                StoreError::Unsafe { id: "obs_a".into(), rule: "role_hijack".into() },
+                422,
+                "unsafe_text",
+            ),
             (StoreError::NotADirectory { path: PathBuf::from("/m") }, 500, "internal"),
         ];
         for (err, status, code) in cases {
@@ -255,7 +259,10 @@ mod tests {
     #[test]
     fn the_body_has_one_shape_and_lock_timeouts_say_when_to_retry() {
         let err = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "lock_timeout", "held");
-        assert_eq!(err.body(), serde_json::json!({"error": {"code": "lock_timeout", "message": "held"}}));
+        assert_eq!(
+            err.body(),
+            serde_json::json!({"error": {"code": "lock_timeout", "message": "held"}})
+        );
         let response = err.into_response();
         assert_eq!(response.headers()[header::RETRY_AFTER], "5");
     }

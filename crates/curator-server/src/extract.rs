@@ -94,7 +94,10 @@ async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError> {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::payload_too_large(limit)
         } else {
-            ApiError::bad_request(format!("cannot read the request body: {}", rejection.body_text()))
+            ApiError::bad_request(format!(
+                "cannot read the request body: {}",
+                rejection.body_text()
+            ))
         }
     })?;
     if bytes.len() > limit {

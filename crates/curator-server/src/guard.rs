@@ -96,7 +96,9 @@ fn check_origin(headers: &HeaderMap) -> Result<(), ApiError> {
     let origin_host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
     match header_str(header::HOST.as_str()) {
         Some(host) if host.eq_ignore_ascii_case(origin_host) => Ok(()),
-        _ if origin == "null" => Err(forbidden("requests from an opaque origin may not change memory".into())),
+        _ if origin == "null" => {
+            Err(forbidden("requests from an opaque origin may not change memory".into()))
+        }
         host => Err(forbidden(format!(
             "origin {origin} does not match the server's host {}",
             host.unwrap_or("(none)")
@@ -131,7 +133,10 @@ mod tests {
     fn cross_site_writes_are_refused_and_same_site_ones_pass() {
         let ok = headers(&[("host", "127.0.0.1:7878"), ("origin", "http://127.0.0.1:7878")]);
         assert!(check_origin(&ok).is_ok());
-        assert!(check_origin(&headers(&[("host", "127.0.0.1:7878")])).is_ok(), "curl sends no Origin");
+        assert!(
+            check_origin(&headers(&[("host", "127.0.0.1:7878")])).is_ok(),
+            "curl sends no Origin"
+        );
         let evil = headers(&[("host", "127.0.0.1:7878"), ("origin", "https://evil.example")]);
         assert_eq!(check_origin(&evil).unwrap_err().status(), StatusCode::FORBIDDEN);
         let fetch = headers(&[("host", "127.0.0.1:7878"), ("sec-fetch-site", "cross-site")]);

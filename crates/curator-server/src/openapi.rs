@@ -296,9 +296,8 @@ fn schemas() -> Value {
 pub(crate) fn document() -> Value {
     let mut paths = Map::new();
     for (path, method, op) in self::paths() {
-        let entry = paths
-            .entry(format!("{PREFIX}{path}"))
-            .or_insert_with(|| Value::Object(Map::new()));
+        let entry =
+            paths.entry(format!("{PREFIX}{path}")).or_insert_with(|| Value::Object(Map::new()));
         entry[method] = op;
     }
     json!({

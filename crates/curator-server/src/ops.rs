@@ -169,7 +169,7 @@ fn change(
             Err(e) => Err(e),
             Ok(Decided::Write(after, action, reasoning)) => {
                 tx.put(tier, &scope, &after, action, &reasoning)?;
-                let after = StoredObservation { tier, scope: scope.clone(), observation: after };
+                let after = StoredObservation { tier, scope: scope.clone(), observation: *after };
                 Ok(Some(after))
             }
             Ok(Decided::Delete(reasoning)) => {
@@ -191,7 +191,7 @@ fn change(
 }
 
 enum Decided {
-    Write(Observation, Action, String),
+    Write(Box<Observation>, Action, String),
     Delete(String),
 }
 
@@ -215,7 +215,7 @@ pub(crate) fn edit(state: &AppState, id: &ObservationId, edit: Edit) -> Result<C
         if let Some(t) = trust {
             after.trust = t;
         }
-        Ok(Decided::Write(after, Action::Edit, reasoning.clone()))
+        Ok(Decided::Write(Box::new(after), Action::Edit, reasoning.clone()))
     })?;
     changed.action = Action::Edit;
     Ok(changed)
@@ -235,7 +235,7 @@ pub(crate) fn confirm(
         after.trust = trust::confirm(before.trust, &deltas);
         after.confirmed_count += 1;
         after.last_confirmed.clone_from(&now);
-        Ok(Decided::Write(after, Action::Confirm, reasoning.clone()))
+        Ok(Decided::Write(Box::new(after), Action::Confirm, reasoning.clone()))
     })?;
     changed.action = Action::Confirm;
     Ok(changed)
@@ -256,7 +256,7 @@ pub(crate) fn deprecate(
                 let mut after = before.clone();
                 after.trust = next;
                 after.contradicted_count += 1;
-                Decided::Write(after, Action::Deprecate, reasoning.clone())
+                Decided::Write(Box::new(after), Action::Deprecate, reasoning.clone())
             }
         })
     })?;

@@ -35,6 +35,8 @@ pub struct EngineSettings {
     pub deltas: TrustDeltas,
     /// The circuit breaker settings.
     pub breaker: BreakerConfig,
+    /// `ablationEnabled`: whether a run record's ablation result is used (default true).
+    pub ablation_enabled: bool,
 }
 
 impl Default for EngineSettings {
@@ -45,6 +47,7 @@ impl Default for EngineSettings {
             mode: QueryMode::default(),
             deltas: TrustDeltas::default(),
             breaker: BreakerConfig::default(),
+            ablation_enabled: true,
         }
     }
 }

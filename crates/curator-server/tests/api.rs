@@ -33,8 +33,12 @@ async fn listing_filters_pages_and_refuses_traversal() {
     assert!(shop["observations"].as_array().unwrap().iter().all(|o| o["scope"] == "acme-shop"));
 
     let trusted = get(&app, "/api/v1/observations?scope=acme-shop&min_trust=0.75").await.json();
-    let trusts: Vec<f64> =
-        trusted["observations"].as_array().unwrap().iter().map(|o| o["trust"].as_f64().unwrap()).collect();
+    let trusts: Vec<f64> = trusted["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["trust"].as_f64().unwrap())
+        .collect();
     assert_eq!(trusts.len(), 3, "{trusts:?}");
     assert!(trusts.iter().all(|t| *t >= 0.75));
 
@@ -48,9 +52,11 @@ async fn listing_filters_pages_and_refuses_traversal() {
     assert_ne!(page1["observations"][0]["id"], page2["observations"][0]["id"]);
     assert_eq!(page2["offset"], 5);
 
-    let m = get(&app, "/api/v1/observations?tier=products&scope=..").await.error(400, "invalid_scope");
+    let m =
+        get(&app, "/api/v1/observations?tier=products&scope=..").await.error(400, "invalid_scope");
     assert!(m.contains("relative path component"), "{m}");
-    let m = get(&app, "/api/v1/observations?scope=a%2F..%2F..%2Fetc").await.error(400, "invalid_scope");
+    let m =
+        get(&app, "/api/v1/observations?scope=a%2F..%2F..%2Fetc").await.error(400, "invalid_scope");
     assert!(m.contains("path separator"), "{m}");
     get(&app, "/api/v1/observations?tier=planets").await.error(400, "invalid_scope");
     let m = get(&app, "/api/v1/observations?min_trust=2").await.error(400, "bad_request");
@@ -106,14 +112,18 @@ async fn create_refuses_bad_input_with_the_right_status() {
     let f = Fixture::new();
     let app = f.app();
     let uri = "/api/v1/observations";
-    let m = raw(&app, "POST", uri, Some("application/json"), "{\"tier\": \"products\",").await.error(400, "invalid_json");
+    let m = raw(&app, "POST", uri, Some("application/json"), "{\"tier\": \"products\",")
+        .await
+        .error(400, "invalid_json");
     assert!(m.contains("not valid JSON"), "{m}");
     raw(&app, "POST", uri, Some("application/json"), "").await.error(400, "invalid_json");
     let m = raw(&app, "POST", uri, Some("text/plain"), &new_observation(PRODUCT).to_string())
         .await
         .error(415, "unsupported_media_type");
     assert!(m.contains("application/json"), "{m}");
-    raw(&app, "POST", uri, None, &new_observation(PRODUCT).to_string()).await.error(415, "unsupported_media_type");
+    raw(&app, "POST", uri, None, &new_observation(PRODUCT).to_string())
+        .await
+        .error(415, "unsupported_media_type");
 
     let mut typo = new_observation(PRODUCT);
     typo["tittle"] = json!("x");
@@ -193,7 +203,13 @@ async fn edit_confirm_deprecate_and_delete_follow_the_trust_rules() {
     let app = f.app();
     let base = format!("/api/v1/observations/{CART_BADGE}");
 
-    let edited = json(&app, "PATCH", &base, &json!({"title": "Cart badge lags one second", "reasoning": "shorter"})).await;
+    let edited = json(
+        &app,
+        "PATCH",
+        &base,
+        &json!({"title": "Cart badge lags one second", "reasoning": "shorter"}),
+    )
+    .await;
     assert_eq!(edited.status, StatusCode::OK, "{}", edited.text);
     assert_eq!(edited.json()["observation"]["title"], "Cart badge lags one second");
     let text = std::fs::read_to_string(f.product_file(CART_BADGE)).unwrap();
@@ -209,16 +225,25 @@ async fn edit_confirm_deprecate_and_delete_follow_the_trust_rules() {
     assert_eq!(c["observation"]["trust"], 0.85);
     assert_eq!(c["observation"]["confirmed_count"], 7);
 
-    let deprecated =
-        json(&app, "POST", &format!("{base}/deprecate"), &json!({"reasoning": "badge is instant now"})).await;
+    let deprecated = json(
+        &app,
+        "POST",
+        &format!("{base}/deprecate"),
+        &json!({"reasoning": "badge is instant now"}),
+    )
+    .await;
     let d = deprecated.json();
     assert_eq!(d["action"], "deprecate", "{d}");
     assert_eq!(d["observation"]["trust"], 0.75);
     assert_eq!(d["observation"]["contradicted_count"], 1);
 
     let history = get(&app, &format!("{base}/history")).await.json();
-    let actions: Vec<&str> =
-        history["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
     assert_eq!(actions, ["edit", "confirm", "deprecate"]);
     assert_eq!(history["entries"][2]["reasoning"], "badge is instant now");
 
@@ -232,11 +257,19 @@ async fn edit_confirm_deprecate_and_delete_follow_the_trust_rules() {
     post(&app, &format!("{base}/confirm")).await.error(404, "not_found");
 
     let other = "obs_hover-ginger-harbor-echo-citrus-ginger";
-    let deleted = send(&app, Request::delete(format!("/api/v1/observations/{other}")).body(Body::empty()).unwrap()).await;
+    let deleted = send(
+        &app,
+        Request::delete(format!("/api/v1/observations/{other}")).body(Body::empty()).unwrap(),
+    )
+    .await;
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text);
     assert_eq!(deleted.json()["action"], "delete");
     assert!(!f.product_file(other).exists());
-    let again = send(&app, Request::delete(format!("/api/v1/observations/{other}")).body(Body::empty()).unwrap()).await;
+    let again = send(
+        &app,
+        Request::delete(format!("/api/v1/observations/{other}")).body(Body::empty()).unwrap(),
+    )
+    .await;
     again.error(404, "not_found");
     let history = get(&app, &format!("/api/v1/observations/{other}/history")).await.json();
     assert_eq!(history["entries"][0]["action"], "delete", "history outlives the file");
@@ -253,31 +286,69 @@ async fn query_gives_the_same_answer_as_the_engine() {
     let reply = json(&app, "POST", "/api/v1/query", &request).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
     let body = reply.json();
-    let ids: Vec<&str> = body["observations"].as_array().unwrap().iter().map(|o| o["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = body["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
     assert!(ids.contains(&CART_BADGE), "{ids:?}");
     let formatted = body["formatted"].as_str().unwrap();
     assert!(formatted.starts_with("<memory-context>"), "{formatted}");
 
-    let opts = curator_engine::QueryOptions::new(PRODUCT, TEST_ID, "click Add to cart and check the cart badge").unwrap();
+    let opts = curator_engine::QueryOptions::new(
+        PRODUCT,
+        TEST_ID,
+        "click Add to cart and check the cart badge",
+    )
+    .unwrap();
     let direct = curator_engine::query(&f.root, &opts).unwrap();
     // Byte for byte (serde_json's float parsing is not exact, so compare the texts).
-    assert_eq!(reply.text, serde_json::to_string(&direct).unwrap(), "same result as `curator query --json`");
+    assert_eq!(
+        reply.text,
+        serde_json::to_string(&direct).unwrap(),
+        "same result as `curator query --json`"
+    );
 
-    let nothing = json(&app, "POST", "/api/v1/query", &json!({"product": PRODUCT, "test": TEST_ID, "text": "zebra quantum"})).await.json();
+    let nothing = json(
+        &app,
+        "POST",
+        "/api/v1/query",
+        &json!({"product": PRODUCT, "test": TEST_ID, "text": "zebra quantum"}),
+    )
+    .await
+    .json();
     assert_eq!(nothing["observations"], json!([]));
     assert!(nothing["formatted"].is_null());
 
-    let m = json(&app, "POST", "/api/v1/query", &json!({"product": "../products", "test": TEST_ID, "text": "x"}))
-        .await
-        .error(400, "invalid_scope");
+    let m = json(
+        &app,
+        "POST",
+        "/api/v1/query",
+        &json!({"product": "../products", "test": TEST_ID, "text": "x"}),
+    )
+    .await
+    .error(400, "invalid_scope");
     assert!(m.contains("product"), "{m}");
-    json(&app, "POST", "/api/v1/query", &json!({"product": PRODUCT, "test": TEST_ID, "text": "x", "mode": "fuzzy"}))
+    json(
+        &app,
+        "POST",
+        "/api/v1/query",
+        &json!({"product": PRODUCT, "test": TEST_ID, "text": "x", "mode": "fuzzy"}),
+    )
+    .await
+    .error(400, "bad_request");
+    json(
+        &app,
+        "POST",
+        "/api/v1/query",
+        &json!({"product": PRODUCT, "test": TEST_ID, "text": "x", "min_trust": 3}),
+    )
+    .await
+    .error(400, "bad_request");
+    json(&app, "POST", "/api/v1/query", &json!({"product": PRODUCT}))
         .await
-        .error(400, "bad_request");
-    json(&app, "POST", "/api/v1/query", &json!({"product": PRODUCT, "test": TEST_ID, "text": "x", "min_trust": 3}))
-        .await
-        .error(400, "bad_request");
-    json(&app, "POST", "/api/v1/query", &json!({"product": PRODUCT})).await.error(400, "invalid_request");
+        .error(400, "invalid_request");
 }
 
 #[tokio::test]
@@ -300,8 +371,12 @@ async fn a_run_session_records_injections_and_its_record_is_curated_and_undone()
     assert_eq!(step.status, StatusCode::OK, "{}", step.text);
     let step = step.json();
     assert_eq!(step["breaker_tripped"], false);
-    let injected: Vec<String> =
-        step["observations"].as_array().unwrap().iter().map(|o| o["id"].as_str().unwrap().to_owned()).collect();
+    let injected: Vec<String> = step["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap().to_owned())
+        .collect();
     assert!(injected.contains(&CART_BADGE.to_owned()));
     let session = get(&app, "/api/v1/runs/r_api-test-1").await.json();
     assert_eq!(session["session"]["injected"]["0"], json!(injected), "{session}");
@@ -312,7 +387,8 @@ async fn a_run_session_records_injections_and_its_record_is_curated_and_undone()
         "product": PRODUCT, "test": {"id": TEST_ID, "name": "checkout"}, "status": "failed",
         "steps": [{"name": "add to cart", "status": "failed", "error": "badge never changed"}],
     });
-    let log = json(&app, "POST", "/api/v1/runs/r_api-test-1/finish", &json!({"record": record})).await;
+    let log =
+        json(&app, "POST", "/api/v1/runs/r_api-test-1/finish", &json!({"record": record})).await;
     assert_eq!(log.status, StatusCode::OK, "{}", log.text);
     let log = log.json();
     assert_eq!(log["run_id"], "r_api-test-1");
@@ -338,23 +414,32 @@ async fn a_run_session_records_injections_and_its_record_is_curated_and_undone()
 async fn run_routes_refuse_bad_ids_records_and_decisions() {
     let f = Fixture::new();
     let app = f.app();
-    json(&app, "POST", "/api/v1/runs", &json!({"run_id": "../escape"})).await.error(400, "invalid_run_id");
+    json(&app, "POST", "/api/v1/runs", &json!({"run_id": "../escape"}))
+        .await
+        .error(400, "invalid_run_id");
     get(&app, "/api/v1/runs/..hidden").await.error(400, "invalid_run_id");
     get(&app, "/api/v1/runs/r_unknown-run").await.error(404, "not_found");
     let q = json!({"product": PRODUCT, "test": TEST_ID, "text": "x"});
     json(&app, "POST", "/api/v1/runs/r_x/steps/first/query", &q).await.error(400, "bad_request");
     json(&app, "POST", "/api/v1/runs/.x/steps/0/query", &q).await.error(400, "invalid_run_id");
     let record = json!({"run_id": "r_other", "product": PRODUCT, "test": {"id": TEST_ID, "name": "t"}, "status": "passed", "steps": []});
-    let m = json(&app, "POST", "/api/v1/runs/r_x/finish", &json!({"record": record})).await.error(400, "bad_request");
+    let m = json(&app, "POST", "/api/v1/runs/r_x/finish", &json!({"record": record}))
+        .await
+        .error(400, "bad_request");
     assert!(m.contains("r_other"), "{m}");
     let m = json(&app, "POST", "/api/v1/runs/r_x/finish", &json!({"record": {"product": PRODUCT}}))
         .await
         .error(400, "invalid_run_record");
     assert!(m.contains("test"), "{m}");
     let ok_record = json!({"product": PRODUCT, "test": {"id": TEST_ID, "name": "t"}, "status": "passed", "steps": []});
-    let m = json(&app, "POST", "/api/v1/runs/r_x/finish", &json!({"record": ok_record, "decisions": {"decisions": [{"action": "explode"}]}}))
-        .await
-        .error(400, "invalid_decisions");
+    let m = json(
+        &app,
+        "POST",
+        "/api/v1/runs/r_x/finish",
+        &json!({"record": ok_record, "decisions": {"decisions": [{"action": "explode"}]}}),
+    )
+    .await
+    .error(400, "invalid_decisions");
     assert!(m.contains("action"), "{m}");
 }
 
@@ -371,7 +456,13 @@ async fn a_passed_run_with_explicit_decisions_adds_and_confirms() {
         {"action": "add", "title": "Checkout button is below the fold on small screens",
          "content": "Scroll down before clicking Checkout.", "scope": "product", "reasoning": "new"},
     ]});
-    let log = json(&app, "POST", "/api/v1/runs/r_passed-1/finish", &json!({"record": record, "decisions": decisions})).await;
+    let log = json(
+        &app,
+        "POST",
+        "/api/v1/runs/r_passed-1/finish",
+        &json!({"record": record, "decisions": decisions}),
+    )
+    .await;
     assert_eq!(log.status, StatusCode::OK, "{}", log.text);
     let log = log.json();
     assert_eq!((log["added"].as_u64(), log["confirmed"].as_u64()), (Some(1), Some(1)), "{log}");
@@ -386,7 +477,13 @@ async fn breaker_status_record_and_reset() {
     let app = f.app();
     let status = get(&app, "/api/v1/breaker/r_b1").await.json();
     assert_eq!((status["tripped"].as_bool(), status["window"].as_u64()), (Some(false), Some(0)));
-    let recorded = json(&app, "POST", "/api/v1/breaker/r_b1/record", &json!({"outcome": "failed", "memory": "with"})).await;
+    let recorded = json(
+        &app,
+        "POST",
+        "/api/v1/breaker/r_b1/record",
+        &json!({"outcome": "failed", "memory": "with"}),
+    )
+    .await;
     assert_eq!(recorded.status, StatusCode::OK, "{}", recorded.text);
     assert_eq!(recorded.json()["window"], 1);
     json(&app, "POST", "/api/v1/breaker/r_b1/record", &json!({"outcome": "meh", "memory": "with"}))
@@ -402,9 +499,21 @@ async fn breaker_status_record_and_reset() {
 async fn a_tripped_breaker_injects_nothing_into_a_run_step() {
     let f = Fixture::new();
     let app = f.app();
-    for (outcome, memory) in [("failed", "with"), ("failed", "with"), ("failed", "with"),
-                              ("passed", "without"), ("passed", "without"), ("passed", "without")] {
-        json(&app, "POST", "/api/v1/breaker/r_tripped/record", &json!({"outcome": outcome, "memory": memory})).await;
+    for (outcome, memory) in [
+        ("failed", "with"),
+        ("failed", "with"),
+        ("failed", "with"),
+        ("passed", "without"),
+        ("passed", "without"),
+        ("passed", "without"),
+    ] {
+        json(
+            &app,
+            "POST",
+            "/api/v1/breaker/r_tripped/record",
+            &json!({"outcome": outcome, "memory": memory}),
+        )
+        .await;
     }
     assert_eq!(get(&app, "/api/v1/breaker/r_tripped").await.json()["tripped"], true);
     let step = json(
@@ -423,14 +532,18 @@ async fn a_tripped_breaker_injects_nothing_into_a_run_step() {
 #[tokio::test]
 async fn lint_reports_every_refused_file() {
     let f = Fixture::new();
-    let bad = f.root.join("products").join(PRODUCT).join("obs_broken-file-broken-file-broken-file.md");
+    let bad =
+        f.root.join("products").join(PRODUCT).join("obs_broken-file-broken-file-broken-file.md");
     std::fs::write(&bad, "---\ntitle: no closing fence\n").unwrap();
     let app = f.app();
     let report = get(&app, "/api/v1/lint").await.json();
     assert_eq!(report["observations"], 19);
     let problems = report["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 1, "{report}");
-    assert_eq!(problems[0]["path"], format!("products/{PRODUCT}/obs_broken-file-broken-file-broken-file.md"));
+    assert_eq!(
+        problems[0]["path"],
+        format!("products/{PRODUCT}/obs_broken-file-broken-file-broken-file.md")
+    );
     assert_eq!(get(&app, "/api/v1/observations").await.json()["problems"], 1);
 }
 
@@ -459,7 +572,11 @@ async fn changes_notice_a_write_by_anyone() {
     let same = get(&app, &format!("/api/v1/changes?since={fp}")).await.json();
     assert_eq!(same["changed"], false);
     // Another process (here: a plain file write) adds an observation.
-    std::fs::copy(f.product_file(CART_BADGE), f.root.join("products/acme-shop/obs_copy-copy-copy-copy-copy-copy.md")).unwrap();
+    std::fs::copy(
+        f.product_file(CART_BADGE),
+        f.root.join("products/acme-shop/obs_copy-copy-copy-copy-copy-copy.md"),
+    )
+    .unwrap();
     let after = get(&app, &format!("/api/v1/changes?since={fp}")).await.json();
     assert_eq!(after["changed"], true);
     assert_ne!(after["fingerprint"], fp);
@@ -483,8 +600,14 @@ async fn harness_routes_say_when_none_is_configured_and_work_when_one_is() {
         "{\"title\":\"Login button overlaps footer\",\"severity\":\"minor\",\"source\":\"validator\"}\n",
     )
     .unwrap();
-    let harness = curator_harness::Harness::open(&state_dir, &identity, curator_harness::HarnessOptions::default());
-    let app = curator_server::app(f.state(ServerOptions { harness: Some(harness), ..ServerOptions::default() }));
+    let harness = curator_harness::Harness::open(
+        &state_dir,
+        &identity,
+        curator_harness::HarnessOptions::default(),
+    );
+    let app = curator_server::app(
+        f.state(ServerOptions { harness: Some(harness), ..ServerOptions::default() }),
+    );
     let view = get(&app, "/api/v1/harness").await;
     assert_eq!(view.status, StatusCode::OK, "{}", view.text);
     let view = view.json();
@@ -498,10 +621,15 @@ async fn harness_routes_say_when_none_is_configured_and_work_when_one_is() {
     assert_eq!(issues["issues"][0]["title"], "Login button overlaps footer");
 
     let context = get(&app, "/api/v1/harness/context/worker").await.json();
-    assert!(context["context"].as_str().unwrap().contains("run the tests before DONE"), "{context}");
+    assert!(
+        context["context"].as_str().unwrap().contains("run the tests before DONE"),
+        "{context}"
+    );
     get(&app, "/api/v1/harness/context/..%2Fetc").await.error(400, "bad_request");
 
-    json(&app, "POST", "/api/v1/harness/curate", &json!({"trigger": "sometimes"})).await.error(400, "bad_request");
+    json(&app, "POST", "/api/v1/harness/curate", &json!({"trigger": "sometimes"}))
+        .await
+        .error(400, "bad_request");
     let pass = post(&app, "/api/v1/harness/curate").await;
     assert_eq!(pass.status, StatusCode::OK, "{}", pass.text);
     assert!(pass.json()["line"].as_str().unwrap().starts_with("CURATED "), "{}", pass.text);
@@ -516,14 +644,21 @@ async fn every_registered_route_answers_and_the_document_lists_it() {
     let doc = doc.json();
     assert_eq!(doc["openapi"], "3.1.0");
     for (method, path) in curator_server::api_routes() {
-        assert!(doc["paths"][&path][&method].is_object(), "{method} {path} missing from openapi.json");
+        assert!(
+            doc["paths"][&path][&method].is_object(),
+            "{method} {path} missing from openapi.json"
+        );
         let uri = path
             .replace("{id}", CART_BADGE)
             .replace("{run_id}", "r_route-check")
             .replace("{step}", "0")
             .replace("{key}", "r_route-check")
             .replace("{role}", "worker");
-        let request = Request::builder().method(method.to_uppercase().as_str()).uri(&uri).body(Body::empty()).unwrap();
+        let request = Request::builder()
+            .method(method.to_uppercase().as_str())
+            .uri(&uri)
+            .body(Body::empty())
+            .unwrap();
         let reply = send(&app, request).await;
         assert_ne!(reply.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {uri}: {}", reply.text);
         assert!(!reply.text.contains("no route"), "{method} {uri} is not routed: {}", reply.text);
@@ -544,7 +679,11 @@ async fn unknown_paths_and_methods_get_json_errors() {
 #[tokio::test]
 async fn a_configured_token_is_required_on_every_request() {
     let f = Fixture::new();
-    let app = app(f.state(ServerOptions { token: Some("s3cret-token".into()), ..ServerOptions::default() }));
+    let app =
+        app(f.state(ServerOptions {
+            token: Some("s3cret-token".into()),
+            ..ServerOptions::default()
+        }));
     let missing = get(&app, "/api/v1/observations").await;
     let m = missing.error(401, "unauthorized");
     assert!(m.contains("Authorization: Bearer"), "{m}");

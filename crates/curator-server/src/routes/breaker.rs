@@ -20,7 +20,12 @@ pub(crate) fn router() -> ApiRoutes {
 }
 
 /// The breaker as `curator breaker status --json` shows it.
-pub(crate) fn view(key: &str, state: &BreakerState, config: &BreakerConfig, tripped_now: bool) -> Value {
+pub(crate) fn view(
+    key: &str,
+    state: &BreakerState,
+    config: &BreakerConfig,
+    tripped_now: bool,
+) -> Value {
     let rates = state.rates();
     json!({
         "key": key,
@@ -39,7 +44,10 @@ pub(crate) fn view(key: &str, state: &BreakerState, config: &BreakerConfig, trip
     })
 }
 
-async fn status(State(state): State<AppState>, Path(key): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn status(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     blocking(&state, move |s| {
         let b = Breaker::load(s.root(), &key)?;
         Ok(view(&key, &b, &s.engine().breaker, false))
@@ -65,23 +73,35 @@ async fn record(
     let passed = match body.outcome.as_str() {
         "passed" => true,
         "failed" => false,
-        other => return Err(ApiError::bad_request(format!("outcome must be passed or failed, got {other:?}"))),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "outcome must be passed or failed, got {other:?}"
+            )));
+        }
     };
     let with_memory = match body.memory.as_str() {
         "with" => true,
         "without" => false,
-        other => return Err(ApiError::bad_request(format!("memory must be with or without, got {other:?}"))),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "memory must be with or without, got {other:?}"
+            )));
+        }
     };
     blocking(&state, move |s| {
         let config = s.engine().breaker;
-        let (b, now) = Breaker::record(s.root(), &key, RunOutcome { with_memory, passed }, &config)?;
+        let (b, now) =
+            Breaker::record(s.root(), &key, RunOutcome { with_memory, passed }, &config)?;
         Ok(view(&key, &b, &config, now))
     })
     .await
     .map(Json)
 }
 
-async fn reset(State(state): State<AppState>, Path(key): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn reset(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     blocking(&state, move |s| {
         let b = Breaker::reset(s.root(), &key)?;
         Ok(view(&key, &b, &s.engine().breaker, false))

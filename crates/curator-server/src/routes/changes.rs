@@ -64,7 +64,9 @@ pub(crate) fn fingerprint(state: &AppState) -> String {
     }
     hash_meta(&mut hasher, &root.join(".curator").join("journal.jsonl"));
     if let Some(h) = state.harness() {
-        for path in [h.raw_path(), h.memory_path(), h.summary_path(), h.issues_path(), h.pending_path()] {
+        for path in
+            [h.raw_path(), h.memory_path(), h.summary_path(), h.issues_path(), h.pending_path()]
+        {
             hash_meta(&mut hasher, &path);
         }
         for file in sorted_entries(h.identity_dir()) {

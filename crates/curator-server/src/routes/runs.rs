@@ -82,10 +82,8 @@ pub(crate) fn summaries(entries: &[JournalEntry]) -> Vec<RunSummary> {
 }
 
 async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let runs = blocking(&state, |s| {
-        Ok(summaries(&s.store().journal(&JournalFilter::default())?))
-    })
-    .await?;
+    let runs =
+        blocking(&state, |s| Ok(summaries(&s.store().journal(&JournalFilter::default())?))).await?;
     Ok(Json(json!({ "runs": runs })))
 }
 
@@ -110,9 +108,8 @@ async fn start(
 pub(crate) fn run_detail(state: &AppState, run_id: &str) -> Result<Value, ApiError> {
     validate_run_id(run_id)?;
     let session = load_session(state.root(), run_id)?;
-    let journal = state
-        .store()
-        .journal(&JournalFilter { id: None, run_id: Some(run_id.to_owned()) })?;
+    let journal =
+        state.store().journal(&JournalFilter { id: None, run_id: Some(run_id.to_owned()) })?;
     if session.is_none() && journal.is_empty() {
         return Err(ApiError::not_found(format!(
             "run {run_id} has no session and no journal entry"
@@ -215,7 +212,11 @@ async fn finish(
             Some(d) => Box::new(ExplicitProvider::new(Decisions::from_value(d)?)),
             None => Box::new(RulesProvider::default()),
         };
-        let options = CurateOptions { deltas: s.engine().deltas, now: None };
+        let options = CurateOptions {
+            deltas: s.engine().deltas,
+            now: None,
+            ablation_enabled: s.engine().ablation_enabled,
+        };
         Ok(curate(s.store(), &record, provider.as_ref(), &options)?)
     })
     .await?;

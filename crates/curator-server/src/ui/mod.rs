@@ -1,14 +1,144 @@
-//! The web UI (issue 6 item 4). STUB while the API lands.
+//! The web UI: server-rendered HTML for a person reviewing what the agents learned (issue 6
+//! item 4).
+//!
+//! No build step and nothing fetched from elsewhere: askama templates compiled into the binary,
+//! one stylesheet and one small script embedded with rust-embed. Every page is plain HTML that
+//! works without JavaScript; the script only reloads the page when the files on disk change
+//! (polling `/api/v1/changes`). Buttons are forms posting to UI routes, which call the same
+//! functions as the JSON API ([`crate::ops`], the engine) and answer with a 303 redirect back to
+//! the page, so a reload never repeats a change. askama escapes every value in `.html`
+//! templates, so observation text, file names and journal reasons are shown, never executed.
 
+mod assets;
+mod pages;
+mod tools;
+
+use askama::Template;
 use axum::Router;
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
 
+use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
+        .route("/", get(pages::overview))
+        .route("/observations/{id}", get(pages::observation))
+        .route("/observations/{id}/edit", post(pages::edit))
+        .route("/observations/{id}/confirm", post(pages::confirm))
+        .route("/observations/{id}/deprecate", post(pages::deprecate))
+        .route("/observations/{id}/delete", post(pages::delete))
+        .route("/query", get(tools::query))
+        .route("/runs", get(tools::runs))
+        .route("/runs/{run_id}", get(tools::run))
+        .route("/runs/{run_id}/undo", post(tools::undo))
+        .route("/lint", get(tools::lint))
+        .route("/harness", get(tools::harness))
+        .route("/harness/triage", post(tools::triage))
+        .route("/harness/curate", post(tools::curate))
+        .route("/static/{*path}", get(assets::serve))
 }
 
+/// Renders a template, or a plain 500 naming the template error.
+pub(crate) fn render(template: &impl Template) -> Response {
+    match template.render() {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => {
+            tracing::error!("rendering a page: {e}");
+            (StatusCode::INTERNAL_SERVER_ERROR, "the page could not be rendered").into_response()
+        }
+    }
+}
+
+/// A page that says what went wrong, with the status of the error.
+#[derive(Template)]
+#[template(path = "message.html")]
+struct MessagePage<'a> {
+    nav: &'static str,
+    flash: Option<String>,
+    heading: &'a str,
+    message: &'a str,
+    back: &'a str,
+}
+
+/// The HTML answer to a failed UI action or page.
+pub(crate) fn error_page(err: &ApiError, back: &str) -> Response {
+    let heading = match err.status().as_u16() {
+        404 => "Not found",
+        400..=499 => "Refused",
+        _ => "Error",
+    };
+    let page = MessagePage { nav: "", flash: None, heading, message: err.message(), back };
+    (err.status(), render(&page)).into_response()
+}
+
+/// The UI's 404 for a path no route serves.
 pub(crate) fn not_found_page(path: &str) -> Response {
-    (axum::http::StatusCode::NOT_FOUND, Html(format!("not found: {}", path.len()))).into_response()
+    error_page(&ApiError::not_found(format!("no page at {path}")), "/")
+}
+
+/// After a change: back to `to`, with a flash naming the change and its run id.
+pub(crate) fn done(to: &str, what: &str, run_id: Option<&str>) -> Response {
+    let mut target = format!("{to}?done={what}");
+    if let Some(run) = run_id {
+        target.push_str("&run=");
+        target.push_str(run);
+    }
+    Redirect::to(&target).into_response()
+}
+
+/// The flash shown after a redirect from [`done`]. Only known words become text; the run id is
+/// checked to be a run id, so a crafted link cannot put arbitrary words on the page.
+pub(crate) fn flash(done: Option<&str>, run: Option<&str>) -> Option<String> {
+    let what = match done? {
+        "edited" => "Saved",
+        "confirmed" => "Confirmed",
+        "deprecated" => "Deprecated",
+        "deleted" => "Deleted",
+        "undone" => "Run undone",
+        "triaged" => "Pending issues triaged",
+        "curated" => "Curator pass finished",
+        _ => return None,
+    };
+    match run.filter(|r| curator_engine::session::validate_run_id(r).is_ok()) {
+        Some(run) => Some(format!("{what}. Journaled as run {run}: undo it from Curator runs.")),
+        None => Some(format!("{what}.")),
+    }
+}
+
+/// The trust bar's colour band: below agent-qa's injection floor is `low`.
+pub(crate) fn band(trust: f64) -> &'static str {
+    if trust < 0.3 {
+        "low"
+    } else if trust < 0.6 {
+        "mid"
+    } else {
+        "high"
+    }
+}
+
+/// Trust as a bar width in percent.
+pub(crate) fn pct(trust: f64) -> u32 {
+    (trust.clamp(0.0, 1.0) * 100.0).round() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flashes_only_say_known_things() {
+        assert_eq!(flash(Some("confirmed"), None).as_deref(), Some("Confirmed."));
+        assert!(flash(Some("confirmed"), Some("r_abc")).unwrap().contains("run r_abc"));
+        assert_eq!(flash(Some("<script>"), None), None);
+        assert_eq!(flash(Some("deleted"), Some("../x <b>")).as_deref(), Some("Deleted."));
+    }
+
+    #[test]
+    fn bars_are_clamped_percentages() {
+        assert_eq!((pct(0.855), pct(1.7), pct(-1.0)), (86, 100, 0));
+        assert_eq!((band(0.1), band(0.45), band(0.9)), ("low", "mid", "high"));
+    }
 }

@@ -72,8 +72,7 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.text)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
     }
 
     /// Asserts an API error with this status and code; returns its message.
@@ -109,7 +108,13 @@ pub async fn json(app: &Router, method: &str, uri: &str, body: &Value) -> Reply 
 }
 
 /// A request with a raw body and content type.
-pub async fn raw(app: &Router, method: &str, uri: &str, content_type: Option<&str>, body: &str) -> Reply {
+pub async fn raw(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    content_type: Option<&str>,
+    body: &str,
+) -> Reply {
     let mut builder = Request::builder().method(method).uri(uri);
     if let Some(ct) = content_type {
         builder = builder.header(header::CONTENT_TYPE, ct);

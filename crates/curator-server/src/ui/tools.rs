@@ -1,0 +1,377 @@
+//! The UI's other pages: the query playground, curator runs with their MemoryLogs, lint, and the
+//! harness panels with their triage and curate buttons (issue 6 item 4).
+//!
+//! Curator runs are read from the journal grouped by run id (the journal is the record of every
+//! change, so a run made by the CLI, the API or agent-qa's curator through curator shows up the
+//! same way); a run's page lists its changes as a MemoryLog does and offers `undo`.
+
+use std::collections::BTreeSet;
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use curator_core::Tier;
+use curator_engine::session::{load_session, validate_run_id};
+use curator_store::{JournalFilter, ListFilter};
+use serde::Deserialize;
+
+use super::{done, error_page, flash, render};
+use crate::error::ApiError;
+use crate::routes::harness::{self as api_harness, HarnessView};
+use crate::routes::lint::{LintProblem, report};
+use crate::routes::query::{QueryRequest, run_query};
+use crate::routes::runs::summaries;
+use crate::state::{AppState, blocking};
+
+/// The playground's form, echoed back into the page.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub(crate) struct QueryForm {
+    #[serde(default)]
+    product: String,
+    #[serde(default)]
+    test: String,
+    #[serde(default)]
+    suite: String,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    min_trust: String,
+    #[serde(default)]
+    max_injections: String,
+    #[serde(default)]
+    mode: String,
+}
+
+struct Hit {
+    id: String,
+    title: String,
+    place: String,
+    trust: String,
+    score: String,
+}
+
+#[derive(Template)]
+#[template(path = "query.html")]
+struct QueryPage {
+    nav: &'static str,
+    flash: Option<String>,
+    form: QueryForm,
+    products: Vec<String>,
+    tests: Vec<String>,
+    suites: Vec<String>,
+    ran: bool,
+    error: Option<String>,
+    formatted: Option<String>,
+    hits: Vec<Hit>,
+}
+
+fn number<T: std::str::FromStr>(field: &str, raw: &str) -> Result<Option<T>, ApiError> {
+    match raw.trim() {
+        "" => Ok(None),
+        t => t
+            .parse()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("{field} must be a number, got {t:?}"))),
+    }
+}
+
+fn to_request(form: &QueryForm) -> Result<QueryRequest, ApiError> {
+    Ok(QueryRequest {
+        product: form.product.trim().to_owned(),
+        test: form.test.trim().to_owned(),
+        text: form.text.clone(),
+        suite: Some(form.suite.trim().to_owned()).filter(|s| !s.is_empty()),
+        suite_tests: None,
+        position: None,
+        min_trust: number("min trust", &form.min_trust)?,
+        max_injections: number("max injections", &form.max_injections)?,
+        mode: Some(form.mode.clone()).filter(|m| !m.is_empty()),
+    })
+}
+
+fn query_page(state: &AppState, mut form: QueryForm) -> Result<QueryPage, ApiError> {
+    let listing = state.store().list(&ListFilter::default())?;
+    let scopes = |tier: Tier| -> Vec<String> {
+        let set: BTreeSet<String> = listing
+            .observations
+            .iter()
+            .filter(|s| s.tier == tier)
+            .map(|s| s.scope.to_string())
+            .collect();
+        set.into_iter().collect()
+    };
+    let engine = state.engine();
+    let ran = !form.text.trim().is_empty();
+    let mut page = QueryPage {
+        nav: "query",
+        flash: None,
+        products: scopes(Tier::Products),
+        tests: scopes(Tier::Tests),
+        suites: scopes(Tier::Suites),
+        ran,
+        error: None,
+        formatted: None,
+        hits: Vec::new(),
+        form: form.clone(),
+    };
+    if ran {
+        match to_request(&form).and_then(|r| run_query(state, &r, None)) {
+            Ok(outcome) => {
+                page.formatted = outcome.formatted;
+                page.hits = outcome
+                    .observations
+                    .into_iter()
+                    .map(|o| Hit {
+                        place: format!("{}/{}", o.tier, o.scope),
+                        trust: o.trust.to_string(),
+                        score: format!("{:.3}", o.score),
+                        id: o.id,
+                        title: o.title,
+                    })
+                    .collect();
+            }
+            Err(e) => {
+                page.ran = false;
+                page.error = Some(e.message().to_owned());
+            }
+        }
+    }
+    if form.min_trust.is_empty() {
+        form.min_trust = engine.min_trust.to_string();
+    }
+    if form.max_injections.is_empty() {
+        form.max_injections = engine.max_injections.to_string();
+    }
+    if form.mode.is_empty() {
+        form.mode = "terms".to_owned();
+    }
+    page.form = form;
+    Ok(page)
+}
+
+pub(crate) async fn query(
+    State(state): State<AppState>,
+    Query(form): Query<QueryForm>,
+) -> Response {
+    match blocking(&state, move |s| query_page(&s, form)).await {
+        Ok(page) => render(&page),
+        Err(e) => error_page(&e, "/query"),
+    }
+}
+
+/// `?done=…&run=…` after a redirect.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Flash {
+    done: Option<String>,
+    run: Option<String>,
+}
+
+struct RunRow {
+    run_id: String,
+    actions: String,
+    first: String,
+    last: String,
+}
+
+#[derive(Template)]
+#[template(path = "runs.html")]
+struct RunsPage {
+    nav: &'static str,
+    flash: Option<String>,
+    runs: Vec<RunRow>,
+}
+
+pub(crate) async fn runs(State(state): State<AppState>, Query(f): Query<Flash>) -> Response {
+    let result = blocking(&state, |s| {
+        let journal = s.store().journal(&JournalFilter::default())?;
+        Ok(summaries(&journal)
+            .into_iter()
+            .map(|r| RunRow {
+                actions: r
+                    .actions
+                    .iter()
+                    .map(|(a, n)| format!("{n} {a}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                run_id: r.run_id,
+                first: r.first,
+                last: r.last,
+            })
+            .collect())
+    })
+    .await;
+    match result {
+        Ok(runs) => render(&RunsPage {
+            nav: "runs",
+            flash: flash(f.done.as_deref(), f.run.as_deref()),
+            runs,
+        }),
+        Err(e) => error_page(&e, "/"),
+    }
+}
+
+struct DeltaRow {
+    action: String,
+    id: String,
+    title: String,
+    place: String,
+    change: String,
+    reasoning: String,
+}
+
+#[derive(Template)]
+#[template(path = "run.html")]
+struct RunPage {
+    nav: &'static str,
+    flash: Option<String>,
+    run_id: String,
+    counts: Vec<(String, usize)>,
+    deltas: Vec<DeltaRow>,
+    injections: Vec<(u64, Vec<String>)>,
+}
+
+fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiError> {
+    validate_run_id(&run_id)?;
+    let entries =
+        state.store().journal(&JournalFilter { id: None, run_id: Some(run_id.clone()) })?;
+    let session = load_session(state.root(), &run_id)?;
+    if entries.is_empty() && session.is_none() {
+        return Err(ApiError::not_found(format!(
+            "run {run_id} has no session and no journal entry"
+        )));
+    }
+    let counts = summaries(&entries)
+        .into_iter()
+        .next()
+        .map(|s| s.actions.into_iter().collect())
+        .unwrap_or_default();
+    let deltas = entries
+        .iter()
+        .map(|e| {
+            let snap = e.after.as_ref().or(e.before.as_ref());
+            let trust = |s: Option<&curator_core::ObservationSnapshot>| {
+                s.map_or("–".to_owned(), |s| s.trust.to_string())
+            };
+            DeltaRow {
+                action: serde_json::to_value(e.action)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                id: e.id.clone(),
+                title: snap.map_or_else(|| e.id.clone(), |s| s.title.clone()),
+                place: format!("{}/{}", e.tier, e.scope),
+                change: format!("{} → {}", trust(e.before.as_ref()), trust(e.after.as_ref())),
+                reasoning: e.reasoning.clone(),
+            }
+        })
+        .collect();
+    let injections = session.map(|s| s.injected.into_iter().collect()).unwrap_or_default();
+    Ok(RunPage {
+        nav: "runs",
+        flash: flash(f.done.as_deref(), f.run.as_deref()),
+        run_id,
+        counts,
+        deltas,
+        injections,
+    })
+}
+
+pub(crate) async fn run(
+    State(state): State<AppState>,
+    Path(run_id): Path<String>,
+    Query(f): Query<Flash>,
+) -> Response {
+    match blocking(&state, move |s| run_page(&s, run_id, &f)).await {
+        Ok(page) => render(&page),
+        Err(e) => error_page(&e, "/runs"),
+    }
+}
+
+pub(crate) async fn undo(State(state): State<AppState>, Path(run_id): Path<String>) -> Response {
+    let back = format!("/runs/{run_id}");
+    match blocking(&state, move |s| Ok(curator_engine::undo::undo(s.store(), &run_id)?)).await {
+        Ok(report) => {
+            done(&format!("/runs/{}", report.undo_run_id), "undone", Some(&report.undo_run_id))
+        }
+        Err(e) => error_page(&e, &back),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "lint.html")]
+struct LintPage {
+    nav: &'static str,
+    flash: Option<String>,
+    observations: usize,
+    problems: Vec<LintProblem>,
+}
+
+pub(crate) async fn lint(State(state): State<AppState>) -> Response {
+    match blocking(&state, |s| report(&s)).await {
+        Ok(r) => render(&LintPage {
+            nav: "lint",
+            flash: None,
+            observations: r.observations,
+            problems: r.problems,
+        }),
+        Err(e) => error_page(&e, "/"),
+    }
+}
+
+struct IssueRow {
+    id: String,
+    title: String,
+    severity: &'static str,
+    status: &'static str,
+    attempts: u32,
+}
+
+#[derive(Template)]
+#[template(path = "harness.html")]
+struct HarnessPage {
+    nav: &'static str,
+    flash: Option<String>,
+    harness: Option<HarnessView>,
+    issues: Vec<IssueRow>,
+}
+
+fn harness_page(state: &AppState, flash: Option<String>) -> Result<HarnessPage, ApiError> {
+    let Some(h) = state.harness() else {
+        return Ok(HarnessPage { nav: "harness", flash, harness: None, issues: Vec::new() });
+    };
+    let issues = h
+        .load_issues()?
+        .issues
+        .into_iter()
+        .map(|i| IssueRow {
+            id: i.id,
+            title: i.title,
+            severity: i.severity.as_str(),
+            status: i.status.as_str(),
+            attempts: i.attempts,
+        })
+        .collect();
+    Ok(HarnessPage { nav: "harness", flash, harness: Some(api_harness::view(state)?), issues })
+}
+
+pub(crate) async fn harness(State(state): State<AppState>, Query(f): Query<Flash>) -> Response {
+    let message = flash(f.done.as_deref(), None);
+    match blocking(&state, move |s| harness_page(&s, message)).await {
+        Ok(page) => render(&page),
+        Err(e) => error_page(&e, "/"),
+    }
+}
+
+pub(crate) async fn triage(State(state): State<AppState>) -> Response {
+    match blocking(&state, |s| api_harness::run_triage(&s)).await {
+        Ok(_) => done("/harness", "triaged", None),
+        Err(e) => error_page(&e, "/harness"),
+    }
+}
+
+pub(crate) async fn curate(State(state): State<AppState>) -> Response {
+    match blocking(&state, |s| api_harness::run_curate(&s, None)).await {
+        Ok(_) => done("/harness", "curated", None),
+        Err(e) => error_page(&e, "/harness"),
+    }
+}

@@ -1,0 +1,84 @@
+//! The real server on a socket: bind 127.0.0.1:0, answer over TCP, refuse a public address
+//! without a token, and shut down gracefully, finishing a write that is waiting for the lock.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use common::*;
+use curator_server::{ServeError, Server, ServerOptions};
+use curator_store::{FileStore, FileStoreOptions, LockOptions, acquire_lock};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One HTTP/1.1 request over a fresh connection; returns the status code and the body.
+async fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_on_a_socket_and_finishes_an_inflight_write_on_shutdown() {
+    let f = Fixture::new();
+    let store = FileStore::open(
+        &f.root,
+        FileStoreOptions { lock_timeout: Duration::from_secs(20), ..FileStoreOptions::default() },
+    )
+    .unwrap();
+    let state = curator_server::AppState::new(store, ServerOptions::default());
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), state).await.unwrap();
+    let addr = server.local_addr().unwrap();
+    assert_ne!(addr.port(), 0);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+
+    let (status, body) = http(addr, "GET", "/api/v1/observations?limit=1").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"total\":19"), "{body}");
+
+    // Another writer holds the lock, so the confirm below waits inside the server.
+    let lock_path = f.root.join(".curator.lock");
+    let guard = acquire_lock(&lock_path, &LockOptions { timeout: Duration::from_secs(5) }).unwrap();
+    let confirm_path = format!("/api/v1/observations/{CART_BADGE}/confirm");
+    let confirm = tokio::spawn(async move { http(addr, "POST", &confirm_path).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!running.is_finished(), "the server waits for the request in flight");
+    guard.release().unwrap();
+
+    let (status, body) =
+        tokio::time::timeout(Duration::from_secs(20), confirm).await.unwrap().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"trust\":0.85"), "{body}");
+    tokio::time::timeout(Duration::from_secs(20), running).await.unwrap().unwrap().unwrap();
+    let text = std::fs::read_to_string(f.product_file(CART_BADGE)).unwrap();
+    assert!(text.contains("trust: 0.85"), "the write landed before exit: {text}");
+    let journal = std::fs::read_to_string(f.root.join(".curator/journal.jsonl")).unwrap();
+    assert!(journal.contains("\"action\":\"confirm\""), "and was journaled: {journal}");
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "the port is closed");
+}
+
+#[tokio::test]
+async fn a_public_address_needs_a_token() {
+    let f = Fixture::new();
+    let err = Server::bind("0.0.0.0:0".parse().unwrap(), f.state(ServerOptions::default()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServeError::NeedsToken { .. }), "{err}");
+    assert!(err.to_string().contains("--token-env"), "{err}");
+    let with_token = ServerOptions { token: Some("t0ken".into()), ..ServerOptions::default() };
+    curator_server::check_listen("0.0.0.0:7878".parse().unwrap(), &f.state(with_token)).unwrap();
+    curator_server::check_listen("[::1]:7878".parse().unwrap(), &f.state(ServerOptions::default()))
+        .unwrap();
+}

@@ -1,0 +1,210 @@
+//! The web UI through `oneshot`: pages render the files as they are, escape what they show, and
+//! the forms change memory through the same code as the API, then redirect back.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use common::*;
+use serde_json::json;
+
+async fn form(app: &axum::Router, uri: &str, body: &str) -> Reply {
+    let request = Request::post(uri)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(body.to_owned()))
+        .unwrap();
+    send(app, request).await
+}
+
+fn location(reply: &Reply) -> String {
+    assert_eq!(reply.status, StatusCode::SEE_OTHER, "{}", reply.text);
+    reply.headers[header::LOCATION].to_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_overview_groups_by_tier_and_scope_with_counters() {
+    let f = Fixture::new();
+    let app = f.app();
+    let page = get(&app, "/").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/html"));
+    let html = &page.text;
+    assert!(html.contains("<b id=\"count-total\">19</b>"), "{html}");
+    for heading in ["<h2>Products</h2>", "<h2>Suites</h2>", "<h2>Tests</h2>"] {
+        assert!(html.contains(heading), "{heading}");
+    }
+    assert!(html.contains("data-scope=\"acme-shop\""));
+    assert!(html.contains(&format!("href=\"/observations/{CART_BADGE}\"")));
+    assert!(html.contains("style=\"width: 80%\""), "trust bar of 0.8");
+    let filtered = get(&app, "/?q=badge&tier=products").await.text;
+    assert!(filtered.contains("<b id=\"count-total\">1</b>"), "{filtered}");
+}
+
+#[tokio::test]
+async fn user_text_is_escaped_everywhere_it_is_shown() {
+    let f = Fixture::new();
+    let app = f.app();
+    let created = json(
+        &app,
+        "POST",
+        "/api/v1/observations",
+        &json!({
+            "tier": "tests", "scope": TEST_ID, "source_test": TEST_ID,
+            "title": "Price <b>bold</b> & <img src=x onerror=alert(1)>",
+            "content": "Body with </pre><script>alert(2)</script>",
+        }),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    let id = created.json()["id"].as_str().unwrap().to_owned();
+    for page in [get(&app, "/").await.text, get(&app, &format!("/observations/{id}")).await.text] {
+        assert!(!page.contains("<img src=x"), "raw HTML leaked");
+        assert!(!page.contains("<script>alert"), "raw script leaked");
+        assert!(
+            page.contains("&lt;img src=x onerror=alert(1)&gt;") || page.contains("&#60;img"),
+            "escaped title shown"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_observation_page_shows_body_frontmatter_file_and_journal() {
+    let f = Fixture::new();
+    let app = f.app();
+    let page = get(&app, &format!("/observations/{CART_BADGE}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = &page.text;
+    assert!(html.contains("Cart badge updates about one second after Add to cart"));
+    assert!(html.contains("keeps the old number for"), "body");
+    assert!(html.contains("<th>confirmed_count</th><td>6</td>"), "frontmatter");
+    assert!(html.contains(&format!("products/acme-shop/{CART_BADGE}.md")), "file path");
+    assert!(html.contains("No change recorded yet"), "empty timeline says so");
+    let missing =
+        get(&app, "/observations/obs_apple-apple-apple-apple-apple-apple-apple-apple-apple-apple")
+            .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert!(missing.text.contains("not found"));
+    assert_eq!(get(&app, "/observations/..%2Fetc").await.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn buttons_confirm_deprecate_edit_and_delete_then_redirect_back() {
+    let f = Fixture::new();
+    let app = f.app();
+    let page = format!("/observations/{CART_BADGE}");
+
+    let to = location(&form(&app, &format!("{page}/confirm"), "reasoning=seen+again").await);
+    assert!(to.starts_with(&format!("{page}?done=confirmed&run=r_")), "{to}");
+    let html = get(&app, &to).await.text;
+    assert!(html.contains("<b id=\"obs-trust\">0.85</b>"), "{html}");
+    assert!(html.contains("Confirmed. Journaled as run r_"), "flash");
+    assert!(html.contains("trust 0.8 → 0.85") && html.contains("seen again"), "timeline entry");
+
+    location(&form(&app, &format!("{page}/deprecate"), "reasoning=").await);
+    let html = get(&app, &page).await.text;
+    assert!(html.contains("<b id=\"obs-trust\">0.75</b>"), "{html}");
+    assert!(html.contains("deprecated by a person"), "default reason journaled");
+
+    location(
+        &form(&app, &format!("{page}/edit"), "title=Badge+lags&content=&trust=0.6&reasoning=tidy")
+            .await,
+    );
+    let html = get(&app, &page).await.text;
+    assert!(html.contains("<h1 id=\"obs-title\">Badge lags</h1>"));
+    assert!(html.contains("keeps the old number"), "empty content field leaves the body");
+    let refused = form(&app, &format!("{page}/edit"), "trust=lots").await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(refused.text.contains("trust must be a number"), "{}", refused.text);
+
+    let to = location(&form(&app, &format!("{page}/delete"), "reasoning=obsolete").await);
+    assert!(to.contains("done=deleted"), "{to}");
+    assert!(!f.product_file(CART_BADGE).exists());
+    assert_eq!(get(&app, &page).await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_cross_site_form_post_is_refused() {
+    let f = Fixture::new();
+    let app = f.app();
+    let request = Request::post(format!("/observations/{CART_BADGE}/delete"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::HOST, "127.0.0.1:7878")
+        .header(header::ORIGIN, "http://attacker.example")
+        .body(Body::from("reasoning=x"))
+        .unwrap();
+    assert_eq!(send(&app, request).await.status, StatusCode::FORBIDDEN);
+    assert!(f.product_file(CART_BADGE).exists());
+}
+
+#[tokio::test]
+async fn the_query_playground_shows_the_exact_memory_context() {
+    let f = Fixture::new();
+    let app = f.app();
+    let empty = get(&app, "/query").await;
+    assert_eq!(empty.status, StatusCode::OK);
+    assert!(empty.text.contains("<option value=\"acme-shop\">"), "products offered");
+    let uri = format!(
+        "/query?product={PRODUCT}&test={TEST_ID}&text=click+Add+to+cart+and+check+the+cart+badge"
+    );
+    let html = get(&app, &uri).await.text;
+    let opts = curator_engine::QueryOptions::new(
+        PRODUCT,
+        TEST_ID,
+        "click Add to cart and check the cart badge",
+    )
+    .unwrap();
+    let block = curator_engine::query(&f.root, &opts).unwrap().formatted.unwrap();
+    let escaped = block.replace('&', "&#38;").replace('<', "&#60;").replace('>', "&#62;");
+    let escaped_named = block.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    assert!(
+        html.contains(&escaped) || html.contains(&escaped_named),
+        "the block, escaped, verbatim: {html}"
+    );
+    let bad = get(&app, &format!("/query?product=..&test={TEST_ID}&text=x")).await.text;
+    assert!(bad.contains("id=\"query-error\""), "{bad}");
+}
+
+#[tokio::test]
+async fn runs_lint_and_harness_pages() {
+    let f = Fixture::new();
+    let app = f.app();
+    assert!(get(&app, "/runs").await.text.contains("No run has changed memory yet"));
+    let to = location(&form(&app, &format!("/observations/{CART_BADGE}/confirm"), "").await);
+    let run = to.split("run=").nth(1).unwrap().to_owned();
+    let runs = get(&app, "/runs").await.text;
+    assert!(runs.contains(&format!("href=\"/runs/{run}\"")), "{runs}");
+    let detail = get(&app, &format!("/runs/{run}")).await.text;
+    assert!(detail.contains("id=\"memory-log\"") && detail.contains("0.8 → 0.85"), "{detail}");
+    let undone = location(&form(&app, &format!("/runs/{run}/undo"), "").await);
+    assert!(undone.contains("done=undone"), "{undone}");
+    let badge = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
+    assert_eq!(badge["trust"], 0.8);
+    assert_eq!(get(&app, "/runs/r_no-such-run").await.status, StatusCode::NOT_FOUND);
+
+    std::fs::write(
+        f.root.join("tests").join(TEST_ID).join("obs_bad-bad-bad-bad-bad-bad.md"),
+        "no frontmatter",
+    )
+    .unwrap();
+    let lint = get(&app, "/lint").await.text;
+    assert!(lint.contains("<b id=\"problem-count\">1</b>"), "{lint}");
+    assert!(lint.contains("obs_bad-bad-bad-bad-bad-bad.md"));
+
+    let harness = get(&app, "/harness").await.text;
+    assert!(harness.contains("No harness state directory is configured"));
+}
+
+#[tokio::test]
+async fn assets_and_unknown_pages() {
+    let f = Fixture::new();
+    let app = f.app();
+    let css = get(&app, "/static/app.css").await;
+    assert_eq!(css.status, StatusCode::OK);
+    assert_eq!(css.headers[header::CONTENT_TYPE], "text/css; charset=utf-8");
+    let js = get(&app, "/static/app.js").await;
+    assert!(js.text.contains("/api/v1/changes"), "live refresh polls the change fingerprint");
+    assert_eq!(get(&app, "/static/../Cargo.toml").await.status, StatusCode::NOT_FOUND);
+    let missing = get(&app, "/nowhere").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert!(missing.text.contains("<html"), "an HTML 404 outside the API");
+}
