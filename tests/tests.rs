@@ -14,3 +14,6 @@ mod harness;
 
 // curate / history / undo / breaker: the curator through the binary (issue 4).
 mod curate_cli;
+
+// query / eval: scoped retrieval and the <memory-context> block (issue 3).
+mod query_cli;
