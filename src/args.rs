@@ -76,6 +76,8 @@ pub(crate) enum Command {
     /// Serve MCP on stdin/stdout: memory tools for an agent (query, record a run, propose
     /// decisions, read observations, harness log and context).
     Mcp(crate::cmd::mcp::McpArgs),
+    /// Serve the HTTP JSON API, the web UI and MCP over HTTP (127.0.0.1:7878 by default).
+    Serve(crate::cmd::serve::ServeArgs),
 }
 
 /// `curator add`.

@@ -20,6 +20,7 @@ mod list;
 pub(crate) mod mcp;
 mod query;
 mod rm;
+pub(crate) mod serve;
 mod show;
 mod undo;
 mod view;
@@ -42,5 +43,6 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::Breaker(args) => breaker::run(&ctx, &args),
         Command::Harness(args) => harness::run(&args, ctx.json),
         Command::Mcp(args) => mcp::run(&ctx, &args),
+        Command::Serve(args) => serve::run(&ctx, &args),
     }
 }

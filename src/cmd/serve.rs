@@ -1,0 +1,111 @@
+//! `curator serve [--listen ADDR] [--token-env VAR] [--harness-state DIR]`: the JSON API, the web
+//! UI and MCP over HTTP in one process (issue 6 item 1).
+//!
+//! Binds 127.0.0.1:7878 unless told otherwise and refuses an address that is not loopback unless
+//! a bearer token is configured; the token is read from the environment variable named by
+//! `--token-env`, never from the command line, where other users of the machine could read it
+//! in the process list. It serves until SIGINT or SIGTERM, then finishes the requests in flight
+//! (a write that has started is completed and journaled) and exits 0. The engine settings are
+//! the config's, shared with `curator mcp`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result, bail};
+use clap::Args;
+use curator_harness::{Harness, HarnessOptions};
+use curator_server::{AppState, Server, ServerOptions, shutdown_signal};
+
+use crate::context::Context;
+
+/// `curator serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on; a non-loopback address needs a token (--token-env).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
+    pub(crate) listen: SocketAddr,
+    /// Environment variable holding the bearer token every request must then carry
+    /// (`Authorization: Bearer <token>`).
+    #[arg(long, value_name = "VAR")]
+    pub(crate) token_env: Option<String>,
+    /// Harness state directory to show in the UI and serve under /api/v1/harness.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) harness_state: Option<PathBuf>,
+    /// Cross-mission identity directory [default: $CURATOR_IDENTITY, else ~/.curator/identity].
+    #[arg(long, value_name = "DIR", env = "CURATOR_IDENTITY")]
+    pub(crate) identity: Option<PathBuf>,
+}
+
+/// The token named by `--token-env`, which must be set and non-empty.
+fn token(var: Option<&str>) -> Result<Option<String>> {
+    let Some(var) = var else { return Ok(None) };
+    match std::env::var(var) {
+        Ok(value) if !value.trim().is_empty() => Ok(Some(value.trim().to_owned())),
+        Ok(_) => bail!("--token-env {var}: the variable is empty"),
+        Err(_) => bail!("--token-env {var}: the variable is not set (or not UTF-8)"),
+    }
+}
+
+fn identity_dir(explicit: Option<&PathBuf>) -> Result<PathBuf> {
+    if let Some(dir) = explicit {
+        return Ok(dir.clone());
+    }
+    let home = std::env::var_os("HOME").context(
+        "no --identity, no $CURATOR_IDENTITY and no $HOME to default to ~/.curator/identity",
+    )?;
+    Ok(PathBuf::from(home).join(".curator").join("identity"))
+}
+
+/// The server state: the shared engine settings plus this command's token and harness.
+fn state(ctx: &Context, args: &ServeArgs) -> Result<AppState> {
+    let harness = match &args.harness_state {
+        Some(dir) => {
+            let identity = identity_dir(args.identity.as_ref())?;
+            Some(Harness::open(dir, identity, HarnessOptions::default()))
+        }
+        None => None,
+    };
+    let token = token(args.token_env.as_deref())?;
+    let store = ctx.store()?;
+    let options = ServerOptions {
+        token,
+        harness,
+        engine: super::mcp::engine_settings(ctx),
+        ..ServerOptions::default()
+    };
+    Ok(AppState::new(store, options))
+}
+
+pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
+    let state = state(ctx, args)?;
+    let root = state.root().display().to_string();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let server = Server::bind(args.listen, state).await?;
+        let addr = server.local_addr()?;
+        eprintln!("curator serve: http://{addr}/ (memory root {root}); Ctrl-C stops");
+        server.run(shutdown_signal()).await
+    })?;
+    // Dropping the runtime waits for blocking store work still running, so no write is cut.
+    drop(runtime);
+    eprintln!("curator serve: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_comes_from_a_set_non_empty_variable() {
+        assert_eq!(token(None).unwrap(), None);
+        let err = token(Some("CURATOR_TEST_TOKEN_THAT_IS_NOT_SET")).unwrap_err();
+        assert!(err.to_string().contains("not set"), "{err}");
+        // PATH is set in every test environment and is not empty.
+        assert!(token(Some("PATH")).unwrap().is_some());
+    }
+}
