@@ -114,14 +114,9 @@ mod tests {
         let d = TrustDeltas::default();
         let mut t = INITIAL_TRUST;
         let mut seen = Vec::new();
-        loop {
-            match contradict(t, &d) {
-                Contradiction::Lowered(next) => {
-                    seen.push(next);
-                    t = next;
-                }
-                Contradiction::Deleted => break,
-            }
+        while let Contradiction::Lowered(next) = contradict(t, &d) {
+            seen.push(next);
+            t = next;
         }
         assert_eq!(seen, [0.4, 0.3, 0.2, 0.1], "the fifth contradiction deletes");
     }
