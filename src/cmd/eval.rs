@@ -55,7 +55,7 @@ pub(crate) fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
 fn run_one(ctx: &Context, q: &EvalQuery, mode: QueryMode) -> Result<Vec<String>> {
     let mut opts = QueryOptions::new(q.product.as_str(), q.test.as_str(), q.query.clone())?;
     opts.min_trust = ctx.config.memory.min_trust;
-    opts.max_injections = ctx.config.memory.max_injections as usize;
+    opts.max_injections = ctx.config.memory.max_injections;
     opts.mode = mode;
     if let Some(suite) = &q.suite {
         opts.suite = Some(SuiteContext {

@@ -71,7 +71,7 @@ fn options(ctx: &Context, args: &QueryArgs) -> Result<QueryOptions> {
     let mut opts = QueryOptions::new(&args.product, &args.test, text)?;
     let memory = &ctx.config.memory;
     opts.min_trust = args.min_trust.unwrap_or(memory.min_trust);
-    opts.max_injections = args.max_injections.unwrap_or(memory.max_injections as usize);
+    opts.max_injections = args.max_injections.unwrap_or(memory.max_injections);
     opts.mode = match args.mode {
         Some(ModeArg::Terms) => QueryMode::Terms,
         Some(ModeArg::Phrase) => QueryMode::Phrase,
