@@ -55,6 +55,10 @@ pub enum Error {
     /// The memory root is missing or not a directory.
     #[error("memory root {path} is not a directory")]
     NotADirectory { path: PathBuf },
+    /// A database-backed store failed (curator-pg): `what` names the operation, `source` is the
+    /// driver's error (its SQLSTATE decides whether a transaction is retried).
+    #[error("database error while {what}: {source}")]
+    Database { what: String, source: Box<dyn std::error::Error + Send + Sync> },
 }
 
 impl Error {

@@ -93,6 +93,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Runs `body` holding the store's writer lock; every change made through the transaction is
     /// journaled with `run_id` before the lock is released. Not reentrant: calling `transact`
     /// from inside `body` waits for the outer call's lock until the lock timeout.
+    ///
+    /// A database store (curator-pg) runs `body` inside one SQL transaction: if `body` returns
+    /// an error every change is rolled back, and after a deadlock or serialization failure the
+    /// transaction is rolled back and `body` is **run again** from the start. A `body` must
+    /// therefore rebuild whatever it collects (a MemoryLog, a list of reverted ids) when it
+    /// starts, rather than append to what a previous attempt left.
     fn transact(
         &self,
         run_id: Option<&str>,
@@ -130,6 +136,15 @@ pub trait Transaction {
         action: Action,
         reasoning: &str,
     ) -> Result<()>;
+
+    /// Holds `suite`'s cleanup lock until the transaction ends (agent-qa-memory §5.6 stale
+    /// suite cleanup), so two curators never clean the same suite at once. The file store's
+    /// writer lock already covers the whole root, so the default does nothing; curator-pg takes
+    /// a transaction-scoped advisory lock.
+    fn lock_suite(&mut self, suite: &ScopeName) -> Result<()> {
+        let _ = suite;
+        Ok(())
+    }
 
     /// Journals a decision that changes no file (an ablation that exonerated `stored`): one
     /// entry with `before == after` and no file texts.

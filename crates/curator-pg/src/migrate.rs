@@ -1,0 +1,252 @@
+//! Versioned schema migrations, embedded in the binary (issue 7 item 1).
+//!
+//! Each `migrations/NNNN_name.sql` is applied once, in version order, in one transaction with
+//! its `schema_version` row, so a database is always at exactly one recorded version. Openers
+//! serialize on a transaction-scoped advisory lock, so eight processes starting at once against
+//! an empty database apply each migration exactly once. Invariants checked on every open: a
+//! database whose version is newer than the newest migration this binary embeds is refused
+//! (this binary would misread it), and a recorded migration whose checksum differs from the
+//! embedded text is refused (a released migration was edited; add a new one instead).
+
+use deadpool_postgres::GenericClient;
+
+use crate::error::{PgError, Result};
+
+/// One embedded migration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Migration {
+    pub(crate) version: i32,
+    pub(crate) name: &'static str,
+    pub(crate) sql: &'static str,
+}
+
+/// Every migration this binary knows, in version order (versions are 1, 2, 3… without gaps).
+pub(crate) const MIGRATIONS: &[Migration] =
+    &[Migration { version: 1, name: "init", sql: include_str!("../migrations/0001_init.sql") }];
+
+/// The schema version this binary reads and writes: the newest embedded migration.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// Advisory lock key that serializes migrating openers (any constant unlikely to clash).
+const MIGRATION_LOCK: i64 = 0x6375_7261_746f_7201; // "curator" + 1
+
+const CREATE_VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (
+    version    integer PRIMARY KEY,
+    name       text NOT NULL,
+    checksum   text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)";
+
+/// One migration as the database and this binary see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationStatus {
+    pub version: i32,
+    pub name: String,
+    /// The checksum of the SQL embedded in this binary; `None` for a version only the database
+    /// knows (written by a newer curator).
+    pub checksum: Option<String>,
+    /// When it was applied (ISO, UTC), `None` when still pending.
+    pub applied_at: Option<String>,
+}
+
+/// What `curator migrate` shows: the versions on both sides and every migration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationsStatus {
+    /// The highest version applied to the database (0 for an empty database).
+    pub database_version: i32,
+    /// [`SCHEMA_VERSION`].
+    pub binary_version: i32,
+    /// Embedded and recorded migrations, by version.
+    pub migrations: Vec<MigrationStatus>,
+}
+
+impl MigrationsStatus {
+    /// Migrations this binary would apply.
+    pub fn pending(&self) -> impl Iterator<Item = &MigrationStatus> {
+        self.migrations.iter().filter(|m| m.applied_at.is_none())
+    }
+}
+
+/// FNV-1a 64 of the SQL text: enough to notice an edited migration, not a security measure.
+pub(crate) fn checksum(sql: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in sql.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// A recorded `schema_version` row.
+struct Recorded {
+    version: i32,
+    name: String,
+    checksum: String,
+    applied_at: String,
+}
+
+async fn recorded(client: &impl GenericClient) -> Result<Vec<Recorded>, tokio_postgres::Error> {
+    let exists: bool =
+        client.query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[]).await?.get(0);
+    if !exists {
+        return Ok(Vec::new());
+    }
+    let rows = client
+        .query(
+            "SELECT version, name, checksum,
+                    to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+             FROM schema_version ORDER BY version",
+            &[],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| Recorded {
+            version: r.get(0),
+            name: r.get(1),
+            checksum: r.get(2),
+            applied_at: r.get(3),
+        })
+        .collect())
+}
+
+/// Refuses a database newer than this binary or with an edited migration.
+fn check(target: &str, recorded: &[Recorded], known: &[Migration]) -> Result<()> {
+    let newest = known.iter().map(|m| m.version).max().unwrap_or(0);
+    if let Some(found) = recorded.iter().map(|r| r.version).max()
+        && found > newest
+    {
+        return Err(PgError::SchemaTooNew { target: target.to_owned(), found, supported: newest });
+    }
+    for r in recorded {
+        if let Some(m) = known.iter().find(|m| m.version == r.version) {
+            let embedded = checksum(m.sql);
+            if embedded != r.checksum {
+                return Err(PgError::ChecksumMismatch {
+                    target: target.to_owned(),
+                    version: r.version,
+                    name: r.name.clone(),
+                    recorded: r.checksum.clone(),
+                    embedded,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The status without changing anything; still refuses a newer or edited database.
+pub(crate) async fn status(
+    client: &impl GenericClient,
+    target: &str,
+    known: &[Migration],
+) -> Result<MigrationsStatus> {
+    let recorded = recorded(client).await.map_err(|e| connect_error(target, e))?;
+    check(target, &recorded, known)?;
+    let mut migrations: Vec<MigrationStatus> = known
+        .iter()
+        .map(|m| MigrationStatus {
+            version: m.version,
+            name: m.name.to_owned(),
+            checksum: Some(checksum(m.sql)),
+            applied_at: recorded
+                .iter()
+                .find(|r| r.version == m.version)
+                .map(|r| r.applied_at.clone()),
+        })
+        .collect();
+    for r in &recorded {
+        if !known.iter().any(|m| m.version == r.version) {
+            migrations.push(MigrationStatus {
+                version: r.version,
+                name: r.name.clone(),
+                checksum: None,
+                applied_at: Some(r.applied_at.clone()),
+            });
+        }
+    }
+    migrations.sort_by_key(|m| m.version);
+    Ok(MigrationsStatus {
+        database_version: recorded.iter().map(|r| r.version).max().unwrap_or(0),
+        binary_version: known.iter().map(|m| m.version).max().unwrap_or(0),
+        migrations,
+    })
+}
+
+/// Applies every pending migration in one transaction; returns the versions applied.
+pub(crate) async fn apply(
+    client: &mut deadpool_postgres::Client,
+    target: &str,
+    known: &[Migration],
+) -> Result<Vec<i32>> {
+    let fail = |e| connect_error(target, e);
+    let tx = client.transaction().await.map_err(fail)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(fail)?;
+    tx.batch_execute(CREATE_VERSION_TABLE).await.map_err(fail)?;
+    let recorded = recorded(&tx).await.map_err(fail)?;
+    check(target, &recorded, known)?;
+    let mut applied = Vec::new();
+    for m in known {
+        if recorded.iter().any(|r| r.version == m.version) {
+            continue;
+        }
+        let failed = |source| PgError::Migration {
+            target: target.to_owned(),
+            version: m.version,
+            name: m.name.to_owned(),
+            source,
+        };
+        tx.batch_execute(m.sql).await.map_err(failed)?;
+        tx.execute(
+            "INSERT INTO schema_version (version, name, checksum) VALUES ($1, $2, $3)",
+            &[&m.version, &m.name, &checksum(m.sql)],
+        )
+        .await
+        .map_err(failed)?;
+        tracing::info!(version = m.version, name = m.name, "applied migration");
+        applied.push(m.version);
+    }
+    tx.commit().await.map_err(fail)?;
+    Ok(applied)
+}
+
+fn connect_error(target: &str, e: tokio_postgres::Error) -> PgError {
+    PgError::Connect { target: target.to_owned(), source: Box::new(e) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_dense_and_the_newest_is_the_schema_version() {
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version, i32::try_from(i + 1).unwrap(), "{}", m.name);
+            assert!(!m.sql.trim().is_empty());
+        }
+        assert_eq!(MIGRATIONS.last().map(|m| m.version), Some(SCHEMA_VERSION));
+    }
+
+    #[test]
+    fn a_newer_database_and_an_edited_migration_are_refused() {
+        let rec = |version, checksum: &str| Recorded {
+            version,
+            name: "x".into(),
+            checksum: checksum.into(),
+            applied_at: String::new(),
+        };
+        let ok = checksum(MIGRATIONS[0].sql);
+        assert!(check("db", &[rec(1, &ok)], MIGRATIONS).is_ok());
+        let err = check("db", &[rec(1, &ok), rec(2, "00")], MIGRATIONS).unwrap_err();
+        assert!(matches!(err, PgError::SchemaTooNew { found: 2, supported: 1, .. }), "{err}");
+        assert!(err.to_string().contains("upgrade curator"), "{err}");
+        let err = check("db", &[rec(1, "0000000000000000")], MIGRATIONS).unwrap_err();
+        assert!(matches!(err, PgError::ChecksumMismatch { version: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn checksum_is_stable() {
+        assert_eq!(checksum(""), "cbf29ce484222325");
+        assert_ne!(checksum("a"), checksum("b"));
+    }
+}

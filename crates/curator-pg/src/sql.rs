@@ -1,0 +1,210 @@
+//! The SQL statements of the store, shared by plain reads and transactions.
+//!
+//! Every statement is prepared once per connection (deadpool's statement cache). Reads inside a
+//! transaction pass `lock = true` and take `FOR UPDATE` row locks, so a read-modify-write in
+//! one transaction can never lose an update made by another process between its read and its
+//! write (issue 7 item 3). Ids are ordered `COLLATE "C"` (byte order, which for ids equals the
+//! UTF-16 order agent-qa lists files in), whatever the database's default collation is.
+
+use curator_store::{Action, JournalEntry, JournalFilter};
+use deadpool_postgres::GenericClient;
+use tokio_postgres::Error;
+
+use crate::row::{Derived, RawRow};
+
+fn with_lock(sql: &str, lock: bool) -> String {
+    if lock { format!("{sql} FOR UPDATE") } else { sql.to_owned() }
+}
+
+/// The row of `id`, wherever it lives.
+pub(crate) async fn by_id(
+    c: &impl GenericClient,
+    id: &str,
+    lock: bool,
+) -> Result<Option<RawRow>, Error> {
+    let sql = with_lock(
+        "SELECT id, tier, scope, file_text, version FROM observations WHERE id = $1",
+        lock,
+    );
+    let stmt = c.prepare_cached(&sql).await?;
+    Ok(c.query_opt(&stmt, &[&id]).await?.as_ref().map(RawRow::from_row))
+}
+
+/// Every row of one scope, by id.
+pub(crate) async fn scope_rows(
+    c: &impl GenericClient,
+    tier: &str,
+    scope: &str,
+    lock: bool,
+) -> Result<Vec<RawRow>, Error> {
+    let sql = with_lock(
+        "SELECT id, tier, scope, file_text, version FROM observations
+         WHERE tier = $1 AND scope = $2 ORDER BY id COLLATE \"C\"",
+        lock,
+    );
+    let stmt = c.prepare_cached(&sql).await?;
+    Ok(c.query(&stmt, &[&tier, &scope]).await?.iter().map(RawRow::from_row).collect())
+}
+
+/// Every row, optionally of one tier and/or scope, in tier, scope, id order.
+pub(crate) async fn all_rows(
+    c: &impl GenericClient,
+    tier: Option<&str>,
+    scope: Option<&str>,
+) -> Result<Vec<RawRow>, Error> {
+    let stmt = c
+        .prepare_cached(
+            "SELECT id, tier, scope, file_text, version FROM observations
+             WHERE ($1::text IS NULL OR tier = $1) AND ($2::text IS NULL OR scope = $2)
+             ORDER BY tier COLLATE \"C\", scope COLLATE \"C\", id COLLATE \"C\"",
+        )
+        .await?;
+    Ok(c.query(&stmt, &[&tier, &scope]).await?.iter().map(RawRow::from_row).collect())
+}
+
+/// Inserts the row, or updates it in place when the id already lives at the same tier and
+/// scope (bumping `version`). Returns `false`, changing nothing, when the id exists elsewhere:
+/// checked by the statement itself, so a concurrent insert of the same id cannot move a row.
+pub(crate) async fn upsert(c: &impl GenericClient, d: &Derived) -> Result<bool, Error> {
+    let stmt = c
+        .prepare_cached(
+            "INSERT INTO observations (id, tier, scope, title, content, trust, created,
+                 last_confirmed, confirmed_count, contradicted_count, source_test, position,
+                 suite_snapshot, file_text, phrase_tsv, token_len)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+                 $15::text::tsvector, $16)
+             ON CONFLICT (id) DO UPDATE SET
+                 title = EXCLUDED.title, content = EXCLUDED.content, trust = EXCLUDED.trust,
+                 created = EXCLUDED.created, last_confirmed = EXCLUDED.last_confirmed,
+                 confirmed_count = EXCLUDED.confirmed_count,
+                 contradicted_count = EXCLUDED.contradicted_count,
+                 source_test = EXCLUDED.source_test, position = EXCLUDED.position,
+                 suite_snapshot = EXCLUDED.suite_snapshot, file_text = EXCLUDED.file_text,
+                 phrase_tsv = EXCLUDED.phrase_tsv, token_len = EXCLUDED.token_len,
+                 version = observations.version + 1, updated_at = now()
+             WHERE observations.tier = EXCLUDED.tier AND observations.scope = EXCLUDED.scope",
+        )
+        .await?;
+    let n = c
+        .execute(
+            &stmt,
+            &[
+                &d.id,
+                &d.tier,
+                &d.scope,
+                &d.title,
+                &d.content,
+                &d.trust,
+                &d.created,
+                &d.last_confirmed,
+                &d.confirmed_count,
+                &d.contradicted_count,
+                &d.source_test,
+                &d.position,
+                &d.suite_snapshot,
+                &d.file_text,
+                &d.phrase_tsv,
+                &d.token_len,
+            ],
+        )
+        .await?;
+    Ok(n == 1)
+}
+
+/// Deletes the row of `id` at `tier`/`scope`; `false` when there was none.
+pub(crate) async fn delete(
+    c: &impl GenericClient,
+    tier: &str,
+    scope: &str,
+    id: &str,
+) -> Result<bool, Error> {
+    let stmt = c
+        .prepare_cached("DELETE FROM observations WHERE id = $1 AND tier = $2 AND scope = $3")
+        .await?;
+    Ok(c.execute(&stmt, &[&id, &tier, &scope]).await? == 1)
+}
+
+fn action_text(action: Action) -> String {
+    match serde_json::to_value(action) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => format!("{action:?}").to_lowercase(),
+    }
+}
+
+/// Appends one journal row (in the caller's transaction, so it commits with the change).
+pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> Result<(), Error> {
+    let stmt = c
+        .prepare_cached(
+            "INSERT INTO journal (time, run_id, action, tier, scope, id, reasoning, before, after,
+                 before_file, after_file)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )
+        .await?;
+    let json = |s: &Option<curator_core::ObservationSnapshot>| {
+        s.as_ref().and_then(|s| serde_json::to_value(s).ok())
+    };
+    c.execute(
+        &stmt,
+        &[
+            &e.time,
+            &e.run_id,
+            &action_text(e.action),
+            &e.tier,
+            &e.scope,
+            &e.id,
+            &e.reasoning,
+            &json(&e.before),
+            &json(&e.after),
+            &e.before_file,
+            &e.after_file,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Journal rows passing `filter`, oldest first; a row that does not decode is reported by its
+/// sequence number.
+pub(crate) async fn read_journal(
+    c: &impl GenericClient,
+    filter: &JournalFilter,
+) -> Result<Result<Vec<JournalEntry>, (i64, String)>, Error> {
+    let stmt = c
+        .prepare_cached(
+            "SELECT seq, time, run_id, action, tier, scope, id, reasoning, before, after,
+                    before_file, after_file
+             FROM journal
+             WHERE ($1::text IS NULL OR id = $1) AND ($2::text IS NULL OR run_id = $2)
+             ORDER BY seq",
+        )
+        .await?;
+    let rows = c.query(&stmt, &[&filter.id, &filter.run_id]).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let seq: i64 = r.get(0);
+        let decode = |v: Option<serde_json::Value>| match v {
+            None => Ok(None),
+            Some(v) => serde_json::from_value(v).map(Some),
+        };
+        let entry = (|| -> Result<JournalEntry, serde_json::Error> {
+            Ok(JournalEntry {
+                time: r.get(1),
+                run_id: r.get(2),
+                action: serde_json::from_value(serde_json::Value::String(r.get(3)))?,
+                tier: r.get(4),
+                scope: r.get(5),
+                id: r.get(6),
+                reasoning: r.get(7),
+                before: decode(r.get(8))?,
+                after: decode(r.get(9))?,
+                before_file: r.get(10),
+                after_file: r.get(11),
+            })
+        })();
+        match entry {
+            Ok(entry) => out.push(entry),
+            Err(e) => return Ok(Err((seq, e.to_string()))),
+        }
+    }
+    Ok(Ok(out))
+}

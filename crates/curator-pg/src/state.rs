@@ -1,0 +1,102 @@
+//! Run sessions and circuit-breaker state in the database (agent-qa-memory §3.4, §9).
+//!
+//! With the file store these live under `<root>/.curator/runs/` and `.curator/breaker/`; a
+//! fleet sharing one database needs them shared too, because the query that injected memory
+//! and the curate call that blames it may run on different machines. The rules are the file
+//! versions': a step's later query replaces its entry, a query that injected nothing removes
+//! it. Breaker windows are opaque JSON owned by curator-engine (this crate sits below it);
+//! [`PgStore::update_breaker`] changes one under a row lock, so concurrent runs recording
+//! outcomes never lose one.
+
+use std::collections::BTreeMap;
+
+use curator_store::Result;
+
+use crate::store::PgStore;
+
+impl PgStore {
+    /// Records that `ids` were injected into `step` of `run_id` (replacing an earlier attempt
+    /// of the step; an empty `ids` removes the step's entry).
+    pub fn record_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+        let client = self.client()?;
+        let step_i = i64::try_from(step).unwrap_or(i64::MAX);
+        let done = self.block_on(async {
+            if ids.is_empty() {
+                client
+                    .execute(
+                        "DELETE FROM run_steps WHERE run_id = $1 AND step = $2",
+                        &[&run_id, &step_i],
+                    )
+                    .await
+            } else {
+                client
+                    .execute(
+                        "INSERT INTO run_steps (run_id, step, injected) VALUES ($1, $2, $3)
+                         ON CONFLICT (run_id, step)
+                         DO UPDATE SET injected = EXCLUDED.injected, updated_at = now()",
+                        &[&run_id, &step_i, &ids],
+                    )
+                    .await
+            }
+        });
+        done.map(drop).map_err(|e| Self::db_error(format!("recording run {run_id} step {step}"), e))
+    }
+
+    /// Step → injected ids of `run_id` (empty when nothing was recorded).
+    pub fn load_session(&self, run_id: &str) -> Result<BTreeMap<u64, Vec<String>>> {
+        let client = self.client()?;
+        let rows = self
+            .block_on(client.query(
+                "SELECT step, injected FROM run_steps WHERE run_id = $1 ORDER BY step",
+                &[&run_id],
+            ))
+            .map_err(|e| Self::db_error(format!("reading run {run_id}"), e))?;
+        Ok(rows
+            .iter()
+            .map(|r| (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), r.get(1)))
+            .collect())
+    }
+
+    /// The breaker window stored under `key`, if any.
+    pub fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {
+        let client = self.client()?;
+        let row = self
+            .block_on(client.query_opt("SELECT state FROM breaker_state WHERE key = $1", &[&key]))
+            .map_err(|e| Self::db_error(format!("reading breaker {key}"), e))?;
+        Ok(row.map(|r| r.get::<_, serde_json::Value>(0)).filter(|v| !v.is_null()))
+    }
+
+    /// Replaces the window under `key` with what `change` makes of the current one (`None`
+    /// when there is none yet), holding the row's lock throughout; returns the new window.
+    pub fn update_breaker(
+        &self,
+        key: &str,
+        change: &mut dyn FnMut(Option<serde_json::Value>) -> serde_json::Value,
+    ) -> Result<serde_json::Value> {
+        let mut client = self.client()?;
+        let what = || format!("updating breaker {key}");
+        let tx = self.block_on(client.transaction()).map_err(|e| Self::db_error(what(), e))?;
+        let current = self
+            .block_on(async {
+                tx.execute(
+                    "INSERT INTO breaker_state (key, state) VALUES ($1, 'null') ON CONFLICT (key) DO NOTHING",
+                    &[&key],
+                )
+                .await?;
+                tx.query_one("SELECT state FROM breaker_state WHERE key = $1 FOR UPDATE", &[&key]).await
+            })
+            .map_err(|e| Self::db_error(what(), e))?;
+        let current: serde_json::Value = current.get(0);
+        let next = change(Some(current).filter(|v| !v.is_null()));
+        self.block_on(async {
+            tx.execute(
+                "UPDATE breaker_state SET state = $2, updated_at = now() WHERE key = $1",
+                &[&key, &next],
+            )
+            .await?;
+            tx.commit().await
+        })
+        .map_err(|e| Self::db_error(what(), e))?;
+        Ok(next)
+    }
+}

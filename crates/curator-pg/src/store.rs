@@ -1,0 +1,362 @@
+//! `PgStore`: the [`Store`] trait over one PostgreSQL database (issue 7 items 1-3).
+//!
+//! Many processes on many machines share one database. Where the file store serializes every
+//! writer on one lock file, this store relies on PostgreSQL: a [`Store::transact`] call is one
+//! SQL transaction (READ COMMITTED), every row it reads is locked `FOR UPDATE` until it ends,
+//! and its journal rows commit with its changes, so either all of a curator run is visible or
+//! none of it. Deadlocks and serialization failures roll the transaction back and run `body`
+//! again (at most [`PgOptions::max_attempts`] times, with jittered backoff).
+//!
+//! The trait is blocking; the store owns a small tokio runtime and blocks on it. **Callers in
+//! async code must call it from `tokio::task::spawn_blocking`** (curator-server does): blocking
+//! an async worker stalls every other task on it. A call made from inside a runtime anyway is
+//! run on a helper thread instead of panicking, and logged.
+
+use std::future::Future;
+use std::time::Duration;
+
+use curator_store::{
+    Error, JournalEntry, JournalFilter, ListFilter, Listing, Result, Store, Transaction,
+};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+
+use crate::error::PgError;
+use crate::migrate::{self, MIGRATIONS, MigrationsStatus};
+use crate::row::refused;
+use crate::sql;
+use crate::transaction::{Aborted, PgTransaction};
+
+/// Settings of a [`PgStore`].
+#[derive(Debug, Clone)]
+pub struct PgOptions {
+    /// Connections kept open by this process.
+    pub pool_size: usize,
+    /// Apply pending migrations on open (the default). When `false`, a database that is not
+    /// at [`crate::SCHEMA_VERSION`] can still be inspected with
+    /// [`PgStore::migrations_status`] and migrated with [`PgStore::migrate`].
+    pub migrate: bool,
+    /// How often a transaction is tried before a deadlock or serialization failure is returned.
+    pub max_attempts: u32,
+    /// Longest wait for a new connection or a free one from the pool.
+    pub timeout: Duration,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        PgOptions {
+            pool_size: 4,
+            migrate: true,
+            max_attempts: 10,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The tokio runtime the blocking API runs on; shut down without waiting when dropped, so
+/// dropping a store inside async code does not panic.
+struct Runtime(Option<tokio::runtime::Runtime>);
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Observations, journal, run sessions and breaker state in one PostgreSQL database.
+pub struct PgStore {
+    pool: Pool,
+    // Declared after `pool` so connections are dropped before the runtime that drives them.
+    runtime: Runtime,
+    target: String,
+    options: PgOptions,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").field("target", &self.target).finish_non_exhaustive()
+    }
+}
+
+/// `host:port/dbname` of a config: how the database is named in messages (no password).
+fn describe(config: &tokio_postgres::Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config.get_dbname().or(config.get_user()).unwrap_or("postgres");
+    format!("{host}:{port}/{db}")
+}
+
+impl PgStore {
+    /// Opens the database at `url` (`postgres://user@host:port/db` or `host=… dbname=…`),
+    /// checks that it is reachable, refuses a schema newer than this binary, and applies pending
+    /// migrations unless `options.migrate` is off.
+    pub fn connect(url: &str, options: PgOptions) -> Result<Self, PgError> {
+        let config: tokio_postgres::Config =
+            url.parse().map_err(|e: tokio_postgres::Error| PgError::Config(e.to_string()))?;
+        let target = describe(&config);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("curator-pg")
+            .enable_all()
+            .build()
+            .map_err(PgError::Runtime)?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig { recycling_method: RecyclingMethod::Fast },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(1))
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .create_timeout(Some(options.timeout))
+            .wait_timeout(Some(options.timeout))
+            .build()
+            .map_err(|e| PgError::Config(e.to_string()))?;
+        let store = PgStore { pool, runtime: Runtime(Some(runtime)), target, options };
+        if store.options.migrate {
+            store.migrate()?;
+        } else {
+            store.migrations_status()?;
+        }
+        Ok(store)
+    }
+
+    /// `host:port/dbname`: the database this store uses.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// The options the store was opened with.
+    pub fn options(&self) -> &PgOptions {
+        &self.options
+    }
+
+    /// Applies pending migrations (idempotent); returns the versions applied now.
+    pub fn migrate(&self) -> Result<Vec<i32>, PgError> {
+        let mut client = self.connection()?;
+        self.block_on(migrate::apply(&mut client, &self.target, MIGRATIONS))
+    }
+
+    /// Every migration, applied or pending, with the database's and this binary's versions.
+    /// Refuses a database newer than this binary.
+    pub fn migrations_status(&self) -> Result<MigrationsStatus, PgError> {
+        let client = self.connection()?;
+        self.block_on(migrate::status(&client, &self.target, MIGRATIONS))
+    }
+
+    /// The row version of `id` (1 when inserted, +1 on every write), `None` without a row.
+    pub fn row_version(&self, id: &curator_core::ObservationId) -> Result<Option<i64>> {
+        let client = self.client()?;
+        let row = self
+            .block_on(sql::by_id(&client, id.as_str(), false))
+            .map_err(|e| Self::db_error(format!("reading {id}"), e))?;
+        Ok(row.map(|r| r.version))
+    }
+
+    /// Every row as stored, in tier, scope, id order (export reads the exact texts).
+    pub(crate) fn raw_rows(&self) -> Result<Vec<crate::row::RawRow>> {
+        let client = self.client()?;
+        self.block_on(sql::all_rows(&client, None, None))
+            .map_err(|e| Self::db_error("listing observations", e))
+    }
+
+    /// Runs raw SQL: only for tests that must put the database in a state the API refuses to
+    /// create (a newer schema version, an edited migration). Panics on failure.
+    #[doc(hidden)]
+    pub fn execute_for_tests(&self, sql: &str) {
+        let client = self.client().expect("connection");
+        self.block_on(client.batch_execute(sql)).expect("test SQL");
+    }
+
+    fn connection(&self) -> Result<deadpool_postgres::Client, PgError> {
+        self.block_on(self.pool.get())
+            .map_err(|e| PgError::Connect { target: self.target.clone(), source: Box::new(e) })
+    }
+
+    /// A pooled connection, for the trait's operations.
+    pub(crate) fn client(&self) -> Result<deadpool_postgres::Client> {
+        self.block_on(self.pool.get()).map_err(|e| Error::Database {
+            what: format!("getting a connection to {}", self.target),
+            source: Box::new(e),
+        })
+    }
+
+    /// Runs `fut` to completion on the store's runtime.
+    pub(crate) fn block_on<F>(&self, fut: F) -> F::Output
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        let Some(rt) = self.runtime.0.as_ref() else {
+            unreachable!("the runtime is only taken when the store is dropped")
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // Blocking inside a runtime would panic; a helper thread blocks instead.
+            tracing::warn!("PgStore called from async code; use spawn_blocking");
+            return std::thread::scope(|s| match s.spawn(|| rt.block_on(fut)).join() {
+                Ok(out) => out,
+                Err(panic) => std::panic::resume_unwind(panic),
+            });
+        }
+        rt.block_on(fut)
+    }
+
+    /// Wraps a driver error of operation `what`.
+    pub(crate) fn db_error(what: impl Into<String>, e: tokio_postgres::Error) -> Error {
+        Error::Database { what: what.into(), source: Box::new(e) }
+    }
+
+    /// One attempt of [`Store::transact`].
+    fn attempt(
+        &self,
+        run_id: Option<&str>,
+        body: &mut dyn FnMut(&mut dyn Transaction) -> Result<()>,
+    ) -> Result<()> {
+        let mut client = self.client()?;
+        let tx = self
+            .block_on(client.transaction())
+            .map_err(|e| Self::db_error("starting a transaction", e))?;
+        let mut ptx = PgTransaction::new(self, tx, run_id);
+        let result = body(&mut ptx);
+        let (tx, aborted) = ptx.finish();
+        if let Some(aborted) = aborted {
+            let _ = self.block_on(tx.rollback());
+            return Err(aborted.into_error());
+        }
+        match result {
+            Err(e) => {
+                if let Err(rb) = self.block_on(tx.rollback()) {
+                    tracing::warn!("rolling back after a failed transaction: {rb}");
+                }
+                Err(e)
+            }
+            Ok(()) => self.block_on(tx.commit()).map_err(|e| Self::db_error("committing", e)),
+        }
+    }
+}
+
+/// Whether `err` is a conflict that a fresh attempt of the whole transaction can get past.
+pub(crate) fn is_retryable(err: &Error) -> bool {
+    let Error::Database { source, .. } = err else { return false };
+    if let Some(aborted) = source.downcast_ref::<Aborted>() {
+        return aborted.retryable;
+    }
+    source.downcast_ref::<tokio_postgres::Error>().is_some_and(is_conflict)
+}
+
+/// Deadlock or serialization failure.
+pub(crate) fn is_conflict(e: &tokio_postgres::Error) -> bool {
+    e.code().is_some_and(|c| {
+        *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
+    })
+}
+
+/// Backoff before attempt `n + 1`: exponential from 5 ms, capped at 400 ms, with jitter so
+/// that the processes of one conflict do not collide again in step.
+fn backoff(n: u32) -> Duration {
+    let base = 5u64.saturating_mul(1 << n.min(7)).min(400);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
+    Duration::from_millis(base / 2 + nanos % (base / 2 + 1))
+}
+
+impl Store for PgStore {
+    fn list(&self, filter: &ListFilter) -> Result<Listing> {
+        let client = self.client()?;
+        let tier = filter.tier.map(|t| t.dir_name());
+        let scope = filter.scope.as_ref().map(|s| s.as_str());
+        let rows = self
+            .block_on(sql::all_rows(&client, tier, scope))
+            .map_err(|e| Self::db_error("listing observations", e))?;
+        let mut listing = Listing::default();
+        for row in rows {
+            match row.into_stored() {
+                Ok(stored) => listing.observations.push(stored),
+                Err(problem) => listing.problems.push(problem),
+            }
+        }
+        Ok(listing)
+    }
+
+    fn get(&self, id: &curator_core::ObservationId) -> Result<curator_store::StoredObservation> {
+        let client = self.client()?;
+        let row = self
+            .block_on(sql::by_id(&client, id.as_str(), false))
+            .map_err(|e| Self::db_error(format!("reading {id}"), e))?;
+        match row {
+            None => Err(Error::NotFound { id: id.to_string() }),
+            Some(row) => row.into_stored().map_err(refused),
+        }
+    }
+
+    fn transact(
+        &self,
+        run_id: Option<&str>,
+        body: &mut dyn FnMut(&mut dyn Transaction) -> Result<()>,
+    ) -> Result<()> {
+        let mut n = 0;
+        loop {
+            n += 1;
+            match self.attempt(run_id, body) {
+                Err(e) if n < self.options.max_attempts && is_retryable(&e) => {
+                    tracing::debug!(attempt = n, "transaction conflict, retrying: {e}");
+                    std::thread::sleep(backoff(n));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
+        let client = self.client()?;
+        let read = self
+            .block_on(sql::read_journal(&client, filter))
+            .map_err(|e| Self::db_error("reading the journal", e))?;
+        read.map_err(|(seq, reason)| Error::Journal {
+            path: format!("{}#journal", self.target).into(),
+            line: usize::try_from(seq).unwrap_or(usize::MAX),
+            reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_target_names_no_password() {
+        let c: tokio_postgres::Config =
+            "postgres://alice:secret@db.example:6543/memory".parse().unwrap();
+        assert_eq!(describe(&c), "db.example:6543/memory");
+    }
+
+    #[test]
+    fn backoff_grows_and_stays_bounded() {
+        for n in 0..40 {
+            let d = backoff(n);
+            assert!(d <= Duration::from_millis(400), "{n}: {d:?}");
+        }
+        assert!(backoff(1) <= Duration::from_millis(10));
+        assert!(backoff(7) >= Duration::from_millis(200));
+    }
+
+    #[test]
+    fn only_conflicts_are_retried() {
+        assert!(!is_retryable(&Error::NotFound { id: "obs_a".into() }));
+        let aborted = |retryable| Error::Database {
+            what: "x".into(),
+            source: Box::new(Aborted { retryable, message: "m".into() }),
+        };
+        assert!(is_retryable(&aborted(true)));
+        assert!(!is_retryable(&aborted(false)));
+    }
+}

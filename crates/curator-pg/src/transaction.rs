@@ -1,0 +1,338 @@
+//! The PostgreSQL [`Transaction`]: one SQL transaction per `transact` call (issue 7 item 3).
+//!
+//! Invariants, matching the file store's (agent-qa-memory §5.4 writes, §7 scanner): `put`
+//! stores only text that passed the scanner and the codec's writer and reader; an id lives in
+//! one place (tier, scope) and a `put` elsewhere is `DuplicateId`; every change writes one
+//! journal row in the same transaction. Every row read here is locked `FOR UPDATE` until the
+//! transaction ends, so a read-modify-write is never lost to a concurrent writer.
+//!
+//! Once a statement fails, PostgreSQL refuses every further statement of the transaction; the
+//! first failure is remembered, later calls return it at once, and the transaction is rolled
+//! back (and retried when the failure was a deadlock or serialization failure) even if `body`
+//! swallowed the error — a curator body that logs per-decision errors cannot commit half of a
+//! failed transaction.
+
+use curator_core::codec::{parse_observation, write_observation};
+use curator_core::scanner::scan_observation;
+use curator_core::{Observation, ObservationId, ScopeName, Tier};
+use curator_store::{
+    Action, Error, JournalEntry, ProblemKind, Result, StoredObservation, Transaction,
+};
+
+use crate::row::{Derived, RawRow, path_of, refused};
+use crate::sql;
+use crate::store::{PgStore, is_conflict};
+
+/// Largest observation text written, as the file store's default `max_file_size` (1 MiB).
+const MAX_TEXT: usize = 1 << 20;
+
+/// The first failure of a transaction, kept after the driver's error went to `body`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("transaction rolled back: {message}")]
+pub(crate) struct Aborted {
+    /// A deadlock or serialization failure: the whole transaction may be tried again.
+    pub(crate) retryable: bool,
+    pub(crate) message: String,
+}
+
+impl Aborted {
+    pub(crate) fn into_error(self) -> Error {
+        Error::Database { what: "running a transaction".into(), source: Box::new(self) }
+    }
+}
+
+/// Changes inside one SQL transaction.
+pub(crate) struct PgTransaction<'a> {
+    store: &'a PgStore,
+    tx: deadpool_postgres::Transaction<'a>,
+    run_id: Option<String>,
+    aborted: Option<Aborted>,
+}
+
+impl std::fmt::Debug for PgTransaction<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgTransaction")
+            .field("run_id", &self.run_id)
+            .field("aborted", &self.aborted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> PgTransaction<'a> {
+    pub(crate) fn new(
+        store: &'a PgStore,
+        tx: deadpool_postgres::Transaction<'a>,
+        run_id: Option<&str>,
+    ) -> Self {
+        PgTransaction { store, tx, run_id: run_id.map(str::to_owned), aborted: None }
+    }
+
+    /// The SQL transaction to commit or roll back, and the failure that forces a rollback.
+    pub(crate) fn finish(self) -> (deadpool_postgres::Transaction<'a>, Option<Aborted>) {
+        (self.tx, self.aborted)
+    }
+
+    /// Takes a transaction-scoped advisory lock on `key` (released at commit or rollback).
+    pub(crate) fn advisory_lock(&mut self, key: &str) -> Result<()> {
+        self.live()?;
+        let r = self.store.block_on(async {
+            let stmt = self.tx.prepare_cached("SELECT pg_advisory_xact_lock(hashtext($1))").await?;
+            self.tx.execute(&stmt, &[&key]).await
+        });
+        self.checked(format!("taking advisory lock {key:?}"), r).map(drop)
+    }
+
+    /// Refuses to send anything once a statement failed.
+    fn live(&self) -> Result<()> {
+        match &self.aborted {
+            Some(a) => Err(a.clone().into_error()),
+            None => Ok(()),
+        }
+    }
+
+    /// Remembers the first driver failure and turns it into the store's error.
+    fn checked<T>(&mut self, what: String, r: Result<T, tokio_postgres::Error>) -> Result<T> {
+        r.map_err(|e| {
+            self.aborted =
+                Some(Aborted { retryable: is_conflict(&e), message: format!("{what}: {e}") });
+            PgStore::db_error(what, e)
+        })
+    }
+
+    fn locked_row(&mut self, id: &str) -> Result<Option<RawRow>> {
+        self.live()?;
+        let r = self.store.block_on(sql::by_id(&self.tx, id, true));
+        self.checked(format!("reading {id}"), r)
+    }
+
+    fn journal(&mut self, change: Change<'_>) -> Result<()> {
+        let id = change.id;
+        let snapshot = |text: Option<&String>| {
+            text.and_then(|t| parse_observation(t, id).ok()).map(|o| o.snapshot())
+        };
+        let entry = JournalEntry {
+            time: iso_now(),
+            run_id: self.run_id.clone(),
+            action: change.action,
+            tier: change.tier.dir_name().to_owned(),
+            scope: change.scope.as_str().to_owned(),
+            id: id.to_owned(),
+            reasoning: change.reasoning.to_owned(),
+            before: snapshot(change.before.as_ref()),
+            after: snapshot(change.after.as_ref()),
+            before_file: change.before,
+            after_file: change.after,
+        };
+        self.append(&entry)
+    }
+
+    fn append(&mut self, entry: &JournalEntry) -> Result<()> {
+        self.live()?;
+        let r = self.store.block_on(sql::append_journal(&self.tx, entry));
+        self.checked(format!("journaling {}", entry.id), r)
+    }
+
+    /// Stores `text` (already parsed as `observation`) at `tier`/`scope` and journals it.
+    fn write(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        observation: &Observation,
+        text: String,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        let id = observation.id.as_str();
+        let path = path_of(tier, scope, &observation.id);
+        if text.len() > MAX_TEXT {
+            let kind = ProblemKind::TooLarge { size: text.len() as u64, limit: MAX_TEXT as u64 };
+            return Err(Error::Refused { path, kind });
+        }
+        let existing = self.locked_row(id)?;
+        let before = match existing {
+            Some(row) if row.tier != tier.dir_name() || row.scope != scope.as_str() => {
+                return Err(Error::DuplicateId {
+                    id: id.to_owned(),
+                    paths: vec![row.path(), path],
+                });
+            }
+            Some(row) => Some(row.file_text),
+            None => None,
+        };
+        let derived = Derived::new(tier, scope, observation, text.clone());
+        let r = self.store.block_on(sql::upsert(&self.tx, &derived));
+        if !self.checked(format!("writing {id}"), r)? {
+            // Inserted elsewhere by a concurrent transaction since our read.
+            return Err(Error::DuplicateId { id: id.to_owned(), paths: vec![path] });
+        }
+        self.journal(Change { action, tier, scope, id, reasoning, before, after: Some(text) })
+    }
+
+    /// Deletes the row at `tier`/`scope` and journals it; `false` when there was none.
+    fn remove(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<bool> {
+        let before = match self.locked_row(id.as_str())? {
+            Some(row) if row.tier == tier.dir_name() && row.scope == scope.as_str() => {
+                row.file_text
+            }
+            _ => return Ok(false),
+        };
+        let r = self.store.block_on(sql::delete(
+            &self.tx,
+            tier.dir_name(),
+            scope.as_str(),
+            id.as_str(),
+        ));
+        self.checked(format!("deleting {id}"), r)?;
+        let change = Change {
+            action,
+            tier,
+            scope,
+            id: id.as_str(),
+            reasoning,
+            before: Some(before),
+            after: None,
+        };
+        self.journal(change)?;
+        Ok(true)
+    }
+}
+
+/// What one change did, for its journal row.
+struct Change<'a> {
+    action: Action,
+    tier: Tier,
+    scope: &'a ScopeName,
+    id: &'a str,
+    reasoning: &'a str,
+    before: Option<String>,
+    after: Option<String>,
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.sssZ`, the journal's time format.
+fn iso_now() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+impl Transaction for PgTransaction<'_> {
+    fn get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        match self.locked_row(id.as_str())? {
+            None => Ok(None),
+            Some(row) => row.into_stored().map(Some).map_err(refused),
+        }
+    }
+
+    fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>> {
+        self.live()?;
+        let r =
+            self.store.block_on(sql::scope_rows(&self.tx, tier.dir_name(), scope.as_str(), true));
+        let rows = self.checked(format!("listing {tier}/{scope}"), r)?;
+        let mut served = Vec::with_capacity(rows.len());
+        for row in rows {
+            match row.into_stored() {
+                Ok(stored) => served.push(stored),
+                Err(problem) => tracing::warn!("not served: {problem}"),
+            }
+        }
+        Ok(served)
+    }
+
+    fn put(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        observation: &Observation,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        let id = &observation.id;
+        if let Some(rule) = scan_observation(&observation.title, &observation.content).rule() {
+            return Err(Error::Unsafe { id: id.to_string(), rule: rule.to_owned() });
+        }
+        let path = path_of(tier, scope, id);
+        let text = write_observation(observation)
+            .map_err(|source| Error::Write { path: path.clone(), source })?;
+        // What we store must read back, by us and by agent-qa after an export.
+        let reread = parse_observation(&text, id.as_str())
+            .map_err(|source| Error::Parse { path: path.clone(), source })?;
+        self.write(tier, scope, &reread, text, action, reasoning)
+    }
+
+    fn delete(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        if self.remove(tier, scope, id, action, reasoning)? {
+            Ok(())
+        } else {
+            Err(Error::NotFound { id: id.to_string() })
+        }
+    }
+
+    fn lock_suite(&mut self, suite: &ScopeName) -> Result<()> {
+        self.advisory_lock(&format!("curator-suite:{suite}"))
+    }
+
+    fn note(&mut self, stored: &StoredObservation, action: Action, reasoning: &str) -> Result<()> {
+        let snapshot = stored.observation.snapshot();
+        let entry = JournalEntry {
+            time: iso_now(),
+            run_id: self.run_id.clone(),
+            action,
+            tier: stored.tier.dir_name().to_owned(),
+            scope: stored.scope.as_str().to_owned(),
+            id: stored.observation.id.to_string(),
+            reasoning: reasoning.to_owned(),
+            before: Some(snapshot.clone()),
+            after: Some(snapshot),
+            before_file: None,
+            after_file: None,
+        };
+        self.append(&entry)
+    }
+
+    fn read_text(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+    ) -> Result<Option<String>> {
+        Ok(self
+            .locked_row(id.as_str())?
+            .filter(|row| row.tier == tier.dir_name() && row.scope == scope.as_str())
+            .map(|row| row.file_text))
+    }
+
+    fn restore(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        text: Option<&str>,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        match text {
+            // Restored byte for byte, not scanned or re-rendered (as the file store does); it
+            // must still parse, because every other column is derived from it.
+            Some(text) => {
+                let path = path_of(tier, scope, id);
+                let observation = parse_observation(text, id.as_str())
+                    .map_err(|source| Error::Parse { path, source })?;
+                self.write(tier, scope, &observation, text.to_owned(), action, reasoning)
+            }
+            // No row is already the state asked for: no change, so no journal row.
+            None => self.remove(tier, scope, id, action, reasoning).map(drop),
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! `import` / `export` between a memory directory and PostgreSQL (issue 7 item 5).
+//!
+//! Both are idempotent and byte-exact: import stores each served file's exact text (through
+//! [`Transaction::restore`], so nothing is re-rendered), export writes each row's text back
+//! with atomic writes, and a second run changes nothing. Import reads the directory with the
+//! file store, so a file the file store would not serve (parse error, scanner, duplicate id…)
+//! is not imported and is reported with its path and reason. An id already stored at another
+//! tier or scope is a conflict, reported, never moved. Export never deletes a file the database
+//! does not hold; it reports how many rows it wrote, left unchanged or could not place.
+
+use std::path::{Path, PathBuf};
+
+use curator_core::{ObservationId, ScopeName, Tier};
+use curator_store::{
+    Action, Error, FileStore, FileStoreOptions, ListFilter, Problem, ProblemKind, Store,
+    atomic_write,
+};
+
+use crate::error::{PgError, Result};
+use crate::store::PgStore;
+
+/// Rows written per transaction during an import.
+const BATCH: usize = 200;
+
+/// How far a transfer got: `done` of `total` observations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// What an import or export did.
+#[derive(Debug, Clone, Default)]
+pub struct TransferReport {
+    /// Observations new on the receiving side.
+    pub added: usize,
+    /// Observations whose text differed and was replaced.
+    pub updated: usize,
+    /// Observations already identical.
+    pub unchanged: usize,
+    /// What was not transferred, and why (path relative to the memory root).
+    pub problems: Vec<Problem>,
+}
+
+impl TransferReport {
+    /// Observations transferred or already in place.
+    pub fn total(&self) -> usize {
+        self.added + self.updated + self.unchanged
+    }
+}
+
+/// Copies every observation the file store serves from `root` into `store`.
+pub fn import_dir(
+    store: &PgStore,
+    root: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<TransferReport> {
+    let files = FileStore::open(root, FileStoreOptions::default())?;
+    let listing = files.list(&ListFilter::default())?;
+    let mut report = TransferReport::default();
+    for mut problem in listing.problems {
+        problem.path = relative(files.root(), &problem.path);
+        report.problems.push(problem);
+    }
+    let total = listing.observations.len();
+    let mut items = Vec::with_capacity(total);
+    for stored in listing.observations {
+        let path = files.path_of(stored.tier, &stored.scope, &stored.observation.id);
+        let text = std::fs::read_to_string(&path).map_err(|e| PgError::io(&path, e))?;
+        items.push((stored.tier, stored.scope, stored.observation.id, text));
+    }
+    let reasoning = format!("imported from {}", files.root().display());
+    let mut done = 0;
+    for batch in items.chunks(BATCH) {
+        let mut outcome = Vec::new();
+        store.transact(Some("import"), &mut |tx| {
+            outcome.clear();
+            for (tier, scope, id, text) in batch {
+                let current = tx.read_text(*tier, scope, id)?;
+                if current.as_deref() == Some(text.as_str()) {
+                    outcome.push(Outcome::Unchanged);
+                    continue;
+                }
+                let action = if current.is_some() { Action::Edit } else { Action::Add };
+                match tx.restore(*tier, scope, id, Some(text), action, &reasoning) {
+                    Ok(()) if current.is_some() => outcome.push(Outcome::Updated),
+                    Ok(()) => outcome.push(Outcome::Added),
+                    Err(Error::DuplicateId { paths, .. }) => {
+                        let other = paths.first().cloned().unwrap_or_default();
+                        outcome.push(Outcome::Conflict(other));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        })?;
+        for ((tier, scope, id, _), o) in batch.iter().zip(outcome) {
+            match o {
+                Outcome::Added => report.added += 1,
+                Outcome::Updated => report.updated += 1,
+                Outcome::Unchanged => report.unchanged += 1,
+                Outcome::Conflict(other) => report.problems.push(Problem {
+                    path: file_path(*tier, scope, id),
+                    kind: ProblemKind::DuplicateId { id: id.to_string(), other },
+                }),
+            }
+        }
+        done += batch.len();
+        progress(Progress { done, total });
+    }
+    Ok(report)
+}
+
+enum Outcome {
+    Added,
+    Updated,
+    Unchanged,
+    Conflict(PathBuf),
+}
+
+/// Writes every row of `store` to `<root>/<tier>/<scope>/<id>.md`, exactly as stored.
+pub fn export_dir(
+    store: &PgStore,
+    root: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<TransferReport> {
+    FileStore::init(root)?;
+    let rows = store.raw_rows()?;
+    let total = rows.len();
+    let mut report = TransferReport::default();
+    for (done, row) in rows.into_iter().enumerate() {
+        let rel = row.path();
+        // Rows were checked when written; check again, since the path is built from them.
+        let placed = row.tier.parse::<Tier>().ok().zip(ScopeName::new(&row.scope).ok());
+        let id_ok = ObservationId::parse(&row.id).is_ok();
+        if placed.is_none() || !id_ok {
+            let reason = "tier, scope or id cannot name a file under the root".to_owned();
+            report.problems.push(Problem { path: rel, kind: ProblemKind::Misplaced(reason) });
+            continue;
+        }
+        let path = root.join(&rel);
+        match std::fs::read(&path) {
+            Ok(bytes) if bytes == row.file_text.as_bytes() => report.unchanged += 1,
+            Ok(_) => {
+                atomic_write(&path, row.file_text.as_bytes())?;
+                report.updated += 1;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let dir = path.parent().unwrap_or(root);
+                std::fs::create_dir_all(dir).map_err(|e| PgError::io(dir, e))?;
+                atomic_write(&path, row.file_text.as_bytes())?;
+                report.added += 1;
+            }
+            Err(e) => return Err(PgError::io(&path, e)),
+        }
+        progress(Progress { done: done + 1, total });
+    }
+    Ok(report)
+}
+
+fn file_path(tier: Tier, scope: &ScopeName, id: &ObservationId) -> PathBuf {
+    crate::row::path_of(tier, scope, id)
+}
+
+fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).map_or_else(|_| path.to_owned(), Path::to_owned)
+}

@@ -1,0 +1,55 @@
+//! No lost update: writers with their own pools (as separate machines would have) do
+//! read-modify-write confirms of one observation through PostgreSQL.
+
+use curator_core::Tier;
+use curator_pg::{PgOptions, PgStore};
+use curator_store::{Action, Store};
+
+use crate::util::{observation, pg_store, scope};
+
+#[test]
+fn eight_writers_fifty_confirms_each_end_with_exactly_400() {
+    let (db, store) = pg_store();
+    let obs = observation("apple", "Checkout needs a phone number", "Field is required.");
+    store
+        .transact(None, &mut |tx| tx.put(Tier::Tests, &scope("t_x"), &obs, Action::Add, "seed"))
+        .unwrap();
+    let url = db.url().to_owned();
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (url, id) = (url.clone(), obs.id.clone());
+            std::thread::spawn(move || {
+                let store =
+                    PgStore::connect(&url, PgOptions { pool_size: 1, ..Default::default() })
+                        .unwrap();
+                for i in 0..50 {
+                    let run = format!("r_w{w}_{i}");
+                    store
+                        .transact(Some(&run), &mut |tx| {
+                            let mut cur = tx.get(&id)?.expect("observation exists");
+                            cur.observation.confirmed_count += 1;
+                            tx.put(
+                                cur.tier,
+                                &cur.scope,
+                                &cur.observation,
+                                Action::Confirm,
+                                "confirm",
+                            )
+                        })
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    assert_eq!(store.get(&obs.id).unwrap().observation.confirmed_count, 400);
+    assert_eq!(store.row_version(&obs.id).unwrap(), Some(401));
+    let journal = store.journal(&Default::default()).unwrap();
+    assert_eq!(journal.len(), 401);
+    // Every confirm saw the previous one's result: the journal's counts are 1..=400 in order.
+    let counts: Vec<u64> =
+        journal.iter().skip(1).map(|e| e.after.as_ref().unwrap().confirmed_count).collect();
+    assert_eq!(counts, (1..=400).collect::<Vec<_>>());
+}

@@ -1,0 +1,82 @@
+//! Migrations: applied once, idempotent, a newer database refused with a clear error.
+
+use curator_pg::testing::test_database;
+use curator_pg::{PgError, PgOptions, PgStore, SCHEMA_VERSION};
+
+#[test]
+fn migrations_apply_once_and_are_idempotent() {
+    let db = test_database().unwrap();
+    let unmigrated =
+        PgStore::connect(db.url(), PgOptions { migrate: false, ..Default::default() }).unwrap();
+    let status = unmigrated.migrations_status().unwrap();
+    assert_eq!(status.database_version, 0);
+    assert_eq!(status.binary_version, SCHEMA_VERSION);
+    assert_eq!(status.pending().count(), SCHEMA_VERSION as usize);
+    assert_eq!(unmigrated.migrate().unwrap(), (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+    assert!(unmigrated.migrate().unwrap().is_empty(), "second run applies nothing");
+
+    // Opening again (migrate on) applies nothing and changes nothing.
+    let store = PgStore::connect(db.url(), PgOptions::default()).unwrap();
+    let status = store.migrations_status().unwrap();
+    assert_eq!(status.database_version, SCHEMA_VERSION);
+    assert_eq!(status.pending().count(), 0);
+    assert!(status.migrations.iter().all(|m| m.applied_at.is_some() && m.checksum.is_some()));
+}
+
+#[test]
+fn concurrent_openers_apply_each_migration_once() {
+    let db = test_database().unwrap();
+    let url = db.url().to_owned();
+    let handles: Vec<_> = (0..6)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || PgStore::connect(&url, PgOptions::default()).map(drop))
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap().unwrap();
+    }
+    let store = PgStore::connect(&url, PgOptions::default()).unwrap();
+    assert_eq!(store.migrations_status().unwrap().migrations.len(), SCHEMA_VERSION as usize);
+}
+
+#[test]
+fn a_database_newer_than_the_binary_is_refused() {
+    let db = test_database().unwrap();
+    let store = PgStore::connect(db.url(), PgOptions::default()).unwrap();
+    store.execute_for_tests(&format!(
+        "INSERT INTO schema_version (version, name, checksum) VALUES ({}, 'from_the_future', 'x')",
+        SCHEMA_VERSION + 1
+    ));
+    for migrate in [true, false] {
+        let err =
+            PgStore::connect(db.url(), PgOptions { migrate, ..Default::default() }).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, PgError::SchemaTooNew { .. }), "{msg}");
+        assert!(
+            msg.contains(&format!("schema version {}", SCHEMA_VERSION + 1))
+                && msg.contains("upgrade curator"),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn an_edited_migration_is_refused() {
+    let db = test_database().unwrap();
+    let store = PgStore::connect(db.url(), PgOptions::default()).unwrap();
+    store.execute_for_tests("UPDATE schema_version SET checksum = 'edited' WHERE version = 1");
+    let err = PgStore::connect(db.url(), PgOptions::default()).unwrap_err();
+    assert!(matches!(err, PgError::ChecksumMismatch { version: 1, .. }), "{err}");
+}
+
+#[test]
+fn a_bad_url_and_an_unreachable_server_are_errors_not_panics() {
+    let err = PgStore::connect("postgres://u@h:notaport/db", PgOptions::default()).unwrap_err();
+    assert!(matches!(err, PgError::Config(_)), "{err}");
+    let options = PgOptions { timeout: std::time::Duration::from_secs(2), ..Default::default() };
+    let err = PgStore::connect("postgres://nobody:secret@127.0.0.1:1/none", options).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, PgError::Connect { .. }), "{msg}");
+    assert!(msg.contains("127.0.0.1:1/none") && !msg.contains("secret"), "{msg}");
+}

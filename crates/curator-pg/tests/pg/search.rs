@@ -1,0 +1,170 @@
+//! Search: phrase mode gives the file store index's hits and scores on the same data; both
+//! modes honour scopes, suite placement, min_trust and max_results.
+
+use curator_core::{SnapshotEntry, Tier};
+use curator_pg::{PgStore, import_dir};
+use curator_store::index::{
+    DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, Hit, QueryMode, ScopeDir, ScopeSelector,
+    SearchRequest, SuiteMatch, search_files,
+};
+use curator_store::{Action, ListFilter, Store};
+
+use crate::transfer::example_root;
+use crate::util::{observation, pg_store, scope, suite_observation};
+
+const SUITE: &str = "s_bolt-reef-flame-ginger-walnut-forest-jade-fossil-lagoon-daisy";
+const TEST: &str = "t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel";
+
+/// The snapshot the example's suite observations were written with.
+fn example_snapshot(pg: &PgStore) -> Vec<SnapshotEntry> {
+    let filter = ListFilter { tier: Some(Tier::Suites), scope: None };
+    let listing = pg.list(&filter).unwrap();
+    listing.observations.iter().find_map(|o| o.observation.suite.clone()).unwrap().suite_snapshot
+}
+
+fn request(text: &str, mode: QueryMode, scopes: Vec<ScopeSelector>) -> SearchRequest {
+    SearchRequest {
+        scopes,
+        text: text.to_owned(),
+        mode,
+        min_trust: 0.0,
+        max_results: 5,
+        min_relevance: DEFAULT_MIN_RELEVANCE,
+        keep_ratio: DEFAULT_KEEP_RATIO,
+    }
+}
+
+fn sel(tier: Tier, name: &str, suite: Option<SuiteMatch>) -> ScopeSelector {
+    ScopeSelector { dir: ScopeDir::new(tier, scope(name)), suite }
+}
+
+fn example_scopes(snapshot: &[SnapshotEntry], position: u64) -> Vec<ScopeSelector> {
+    vec![
+        sel(Tier::Products, "acme-shop", None),
+        sel(Tier::Suites, SUITE, Some(SuiteMatch { position, snapshot: snapshot.to_vec() })),
+        sel(Tier::Tests, TEST, None),
+    ]
+}
+
+fn summary(hits: &[Hit]) -> Vec<(String, String)> {
+    hits.iter().map(|h| (h.id.clone(), format!("{:.12}", h.score))).collect()
+}
+
+#[test]
+fn phrase_mode_matches_the_file_store_index_hit_for_hit() {
+    let (_db, pg) = pg_store();
+    import_dir(&pg, &example_root(), &mut |_| {}).unwrap();
+    let snapshot = example_snapshot(&pg);
+    let mut compared = 0;
+    for position in 0..3 {
+        for text in [
+            "Click Add to cart",
+            "open the mini-cart drawer",
+            "the order number",
+            "Enter a valid postcode!",
+            "login page",
+            "cart",
+            "seconds",
+            "nothing like this anywhere",
+        ] {
+            let req = request(text, QueryMode::Phrase, example_scopes(&snapshot, position));
+            let from_files = search_files(&example_root(), &req).unwrap();
+            let from_pg = pg.search(&req).unwrap();
+            assert_eq!(summary(&from_pg), summary(&from_files), "{text:?} at position {position}");
+            compared += from_pg.len();
+            for h in &from_pg {
+                let expected = format!("{}/{}/{}.md", h.tier, h.scope, h.id);
+                assert_eq!(h.path.to_str(), Some(expected.as_str()));
+            }
+        }
+    }
+    assert!(compared >= 10, "the queries found something to compare ({compared})");
+}
+
+#[test]
+fn terms_mode_ranks_title_above_body_and_honours_every_filter() {
+    let (_db, pg) = pg_store();
+    let put = |tier, scope_name: &str, o: &curator_core::Observation| {
+        pg.transact(None, &mut |tx| tx.put(tier, &scope(scope_name), o, Action::Add, "seed"))
+            .unwrap();
+    };
+    let in_title = observation("apple", "Invoice download button", "Appears on the orders page.");
+    let in_body =
+        observation("birch", "Orders page layout", "An invoice download button sits here.");
+    let mut low = observation("cedar", "Invoice download button again", "Also invoice download.");
+    low.trust = 0.1;
+    let elsewhere = observation("delta", "Invoice download button", "In another product.");
+    let at_one = suite_observation("ember", "Invoice download in suite", "Position one only.", 1);
+    let at_two = suite_observation("fable", "Invoice download in suite", "Position two only.", 2);
+    let base = observation("grape", "Invoice download for the whole suite", "Base.");
+    put(Tier::Products, "shop", &in_title);
+    put(Tier::Products, "shop", &in_body);
+    put(Tier::Products, "shop", &low);
+    put(Tier::Products, "other", &elsewhere);
+    put(Tier::Suites, "s_one", &at_one);
+    put(Tier::Suites, "s_one", &at_two);
+    put(Tier::Suites, "s_one", &base);
+    let snapshot = at_one.suite.clone().unwrap().suite_snapshot;
+    let suite_at = |position| Some(SuiteMatch { position, snapshot: snapshot.clone() });
+    let ids = |req: &SearchRequest| -> Vec<String> {
+        pg.search(req).unwrap().into_iter().map(|h| h.id).collect()
+    };
+
+    let mut req = request(
+        "Click the invoice download button",
+        QueryMode::Terms,
+        vec![sel(Tier::Products, "shop", None)],
+    );
+    req.keep_ratio = 0.0;
+    let hits = pg.search(&req).unwrap();
+    assert_eq!(hits[0].id, in_title.id.as_str(), "title outranks body");
+    assert!(hits.iter().all(|h| h.scope.as_str() == "shop"));
+    assert!(hits.iter().all(|h| h.relevance >= DEFAULT_MIN_RELEVANCE && h.relevance <= 1.0));
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    req.min_trust = 0.3;
+    assert!(!ids(&req).contains(&low.id.to_string()), "min_trust filters");
+    req.max_results = 1;
+    assert_eq!(ids(&req).len(), 1);
+    req.max_results = 0;
+    assert!(ids(&req).is_empty());
+
+    // Unrelated text injects nothing: below the relevance floor or no match at all.
+    let req =
+        request("The weather in Lisbon", QueryMode::Terms, vec![sel(Tier::Products, "shop", None)]);
+    assert!(ids(&req).is_empty());
+
+    // Suite placement: base rows always, positioned rows only at their exact place.
+    let mut req = request(
+        "invoice download",
+        QueryMode::Terms,
+        vec![sel(Tier::Suites, "s_one", suite_at(1))],
+    );
+    req.keep_ratio = 0.0;
+    let found = ids(&req);
+    assert!(
+        found.contains(&at_one.id.to_string()) && found.contains(&base.id.to_string()),
+        "{found:?}"
+    );
+    assert!(!found.contains(&at_two.id.to_string()));
+    req.scopes = vec![sel(Tier::Suites, "s_one", None)];
+    assert_eq!(ids(&req), vec![base.id.to_string()]);
+    let mut other_snapshot = snapshot.clone();
+    other_snapshot[0].id = "t_changed".into();
+    req.scopes = vec![sel(
+        Tier::Suites,
+        "s_one",
+        Some(SuiteMatch { position: 1, snapshot: other_snapshot }),
+    )];
+    assert_eq!(ids(&req), vec![base.id.to_string()], "a changed suite hides positioned memory");
+
+    // Phrase mode on the same rows honours the same rules.
+    let mut req = request(
+        "invoice download",
+        QueryMode::Phrase,
+        vec![sel(Tier::Suites, "s_one", suite_at(2))],
+    );
+    let found = ids(&req);
+    assert!(found.contains(&at_two.id.to_string()) && !found.contains(&at_one.id.to_string()));
+    req.text = "download invoice".into();
+    assert!(ids(&req).is_empty(), "a phrase is in order");
+}

@@ -1,0 +1,46 @@
+//! Run sessions and breaker windows shared through the database.
+
+use crate::util::pg_store;
+
+#[test]
+fn run_steps_replace_and_clear_like_the_file_sessions() {
+    let (_db, pg) = pg_store();
+    assert!(pg.load_session("r_1").unwrap().is_empty());
+    pg.record_injection("r_1", 0, &["obs_a".into(), "obs_b".into()]).unwrap();
+    pg.record_injection("r_1", 2, &["obs_c".into()]).unwrap();
+    pg.record_injection("r_1", 0, &["obs_d".into()]).unwrap();
+    pg.record_injection("r_2", 0, &["obs_x".into()]).unwrap();
+    let s = pg.load_session("r_1").unwrap();
+    assert_eq!(
+        s.into_iter().collect::<Vec<_>>(),
+        vec![(0, vec!["obs_d".into()]), (2, vec!["obs_c".into()])]
+    );
+    pg.record_injection("r_1", 2, &[]).unwrap();
+    assert_eq!(pg.load_session("r_1").unwrap().len(), 1);
+}
+
+#[test]
+fn breaker_updates_from_many_threads_are_never_lost() {
+    let (db, pg) = pg_store();
+    assert_eq!(pg.load_breaker("k").unwrap(), None);
+    let url = db.url().to_owned();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let pg = curator_pg::PgStore::connect(&url, Default::default()).unwrap();
+                for _ in 0..25 {
+                    pg.update_breaker("k", &mut |cur| {
+                        let n = cur.and_then(|v| v["runs"].as_u64()).unwrap_or(0);
+                        serde_json::json!({ "runs": n + 1 })
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(pg.load_breaker("k").unwrap(), Some(serde_json::json!({ "runs": 100 })));
+}
