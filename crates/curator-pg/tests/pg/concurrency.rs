@@ -53,3 +53,60 @@ fn eight_writers_fifty_confirms_each_end_with_exactly_400() {
         journal.iter().skip(1).map(|e| e.after.as_ref().unwrap().confirmed_count).collect();
     assert_eq!(counts, (1..=400).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_deadlock_is_retried_and_both_transactions_land() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Barrier};
+
+    let (db, store) = pg_store();
+    let a = observation("apple", "First fact", "Body.");
+    let b = observation("birch", "Second fact", "Body.");
+    store
+        .transact(None, &mut |tx| {
+            tx.put(Tier::Tests, &scope("t_x"), &a, Action::Add, "seed")?;
+            tx.put(Tier::Tests, &scope("t_x"), &b, Action::Add, "seed")
+        })
+        .unwrap();
+    let barrier = Arc::new(Barrier::new(2));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = [(a.id.clone(), b.id.clone()), (b.id.clone(), a.id.clone())]
+        .into_iter()
+        .map(|(first, second)| {
+            let (url, barrier, runs) = (db.url().to_owned(), barrier.clone(), runs.clone());
+            std::thread::spawn(move || {
+                let store = PgStore::connect(&url, PgOptions::default()).unwrap();
+                let mut attempt = 0;
+                store
+                    .transact(None, &mut |tx| {
+                        attempt += 1;
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        let mut one = tx.get(&first)?.unwrap();
+                        if attempt == 1 {
+                            // Both hold their first row before asking for the other's.
+                            barrier.wait();
+                        }
+                        let mut two = tx.get(&second)?.unwrap();
+                        for s in [&mut one, &mut two] {
+                            s.observation.confirmed_count += 1;
+                            tx.put(s.tier, &s.scope, &s.observation, Action::Confirm, "both")?;
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 3, "exactly one deadlock victim ran again");
+    for id in [&a.id, &b.id] {
+        assert_eq!(store.get(id).unwrap().observation.confirmed_count, 2);
+    }
+    assert_eq!(
+        store.journal(&Default::default()).unwrap().len(),
+        6,
+        "no journal row of the failed attempt"
+    );
+}
