@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::harness;
 use super::schema::{
     GetObservationInput, HarnessAppendInput, HarnessAppendOutput, HarnessContextInput,
     HarnessContextOutput, ListObservationsInput, MemoryLogOut, ObservationOut, ObservationPage,
@@ -139,8 +140,8 @@ pub(crate) fn call(ctx: &ToolContext, name: &str, arguments: JsonObject) -> Opti
         "propose_decisions" => run(name, arguments, |i| tools::propose_decisions(ctx, i)),
         "list_observations" => run(name, arguments, |i| tools::list_observations(ctx, i)),
         "get_observation" => run(name, arguments, |i| tools::get_observation(ctx, i)),
-        "harness_append" => run(name, arguments, |i| tools::harness_append(ctx, i)),
-        "harness_context" => run(name, arguments, |i| tools::harness_context(ctx, i)),
+        "harness_append" => run(name, arguments, |i| harness::harness_append(ctx, i)),
+        "harness_context" => run(name, arguments, |i| harness::harness_context(ctx, i)),
         _ => return None,
     };
     Some(match result {

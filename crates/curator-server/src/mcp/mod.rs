@@ -18,6 +18,7 @@
 //! write that has started finishes even when the client goes away.
 
 mod catalog;
+mod harness;
 mod schema;
 mod tools;
 

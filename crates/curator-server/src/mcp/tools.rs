@@ -5,7 +5,7 @@
 //! `curator_engine::query` with the run session and breaker rules of the run-session route;
 //! `record_run` and `propose_decisions` are `curator_engine::curate::curate` (the store's lock,
 //! scanner, atomic writes and journal, one run id per call); reads are the API's listing and
-//! `Store::get`; the harness tools are `curator_harness::Harness`. Nothing is cached here.
+//! `Store::get`. The harness tools live in [`super::harness`]. Nothing is cached here.
 //!
 //! A tool's failure is an [`ApiError`] (a stable code and the library's sentence naming the
 //! field and rule); the catalog turns it into an `isError` result the agent can read.
@@ -21,12 +21,10 @@ use curator_engine::curate::{
 use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
 use curator_engine::session::{load_session, record_injection, validate_run_id};
 use curator_engine::{QueryOutcome, RunStep};
-use curator_harness::{Harness, HarnessOptions, Timestamp};
 use serde_json::{Value, json};
 
 use super::schema::{
-    GetObservationInput, HarnessAppendInput, HarnessAppendOutput, HarnessContextInput,
-    HarnessContextOutput, ListObservationsInput, MemoryLogOut, Mode, ObservationOut,
+    GetObservationInput, ListObservationsInput, MemoryLogOut, Mode, ObservationOut,
     ObservationPage, ProposeDecisionsInput, Provider, QueryMemoryInput, QueryMemoryOutput,
     RecordRunInput, mirror,
 };
@@ -241,76 +239,8 @@ pub(crate) fn get_observation(
     mirror("observation", ObservationView::from(&stored))
 }
 
-/// `harness_append`: one canonical raw.md line, scanned and written under the raw lock.
-pub(crate) fn harness_append(
-    ctx: &ToolContext,
-    input: HarnessAppendInput,
-) -> Result<HarnessAppendOutput, ApiError> {
-    with_harness(ctx, input.state_dir.as_deref(), |h| {
-        let trick = input.trick.unwrap_or(false);
-        let line =
-            h.append(&input.role, input.feature.as_deref(), trick, &input.text, Timestamp::now())?;
-        Ok(HarnessAppendOutput { line, raw_path: h.raw_path().display().to_string() })
-    })
-}
-
-/// `harness_context`: the memory preamble of `role`'s prompt (harness-curator §1.1).
-pub(crate) fn harness_context(
-    ctx: &ToolContext,
-    input: HarnessContextInput,
-) -> Result<HarnessContextOutput, ApiError> {
-    with_harness(ctx, input.state_dir.as_deref(), |h| {
-        Ok(HarnessContextOutput { context: h.context(&input.role)?, role: input.role.clone() })
-    })
-}
-
-/// Runs `work` on the harness a call names: its own `state_dir` where that is allowed, else
-/// the configured harness.
-fn with_harness<T>(
-    ctx: &ToolContext,
-    state_dir: Option<&str>,
-    work: impl FnOnce(&Harness) -> Result<T, ApiError>,
-) -> Result<T, ApiError> {
-    let configured = ctx.state.harness();
-    let Some(dir) = state_dir.filter(|d| !d.trim().is_empty()) else {
-        return work(ctx.state.require_harness()?);
-    };
-    let dir = PathBuf::from(dir);
-    if configured.is_some_and(|h| same_dir(h.state_dir(), &dir)) {
-        return work(ctx.state.require_harness()?);
-    }
-    if !ctx.options.allow_state_dir {
-        return Err(ApiError::new(
-            axum::http::StatusCode::FORBIDDEN,
-            "state_dir_not_allowed",
-            format!(
-                "state_dir {} is not accepted here: over HTTP only the server's configured harness state directory is used",
-                dir.display()
-            ),
-        ));
-    }
-    let identity = ctx
-        .options
-        .identity_dir
-        .clone()
-        .or_else(|| configured.map(|h| h.identity_dir().to_path_buf()))
-        .ok_or_else(|| {
-            ApiError::bad_request(
-                "no identity directory is configured for a state_dir given in the call",
-            )
-        })?;
-    work(&Harness::open(dir, identity, HarnessOptions::default()))
-}
-
-fn same_dir(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::mcp::schema::SuiteIn;
     use crate::state::ServerOptions;
@@ -320,10 +250,11 @@ mod tests {
     const CART_BADGE: &str = "obs_noble-poppy-winter-dingo-hazel-storm-bloom-orbit-coral-sage";
     const TEST_ID: &str = "t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel";
 
-    struct Fixture {
+    /// A temp copy of the example root, and a harness state dir inside the same temp dir.
+    pub(in crate::mcp) struct Fixture {
         _dir: tempfile::TempDir,
-        ctx: ToolContext,
-        state_dir: PathBuf,
+        pub(in crate::mcp) ctx: ToolContext,
+        pub(in crate::mcp) state_dir: PathBuf,
     }
 
     fn copy_dir(from: &Path, to: &Path) {
@@ -339,7 +270,7 @@ mod tests {
         }
     }
 
-    fn fixture(allow_state_dir: bool) -> Fixture {
+    pub(in crate::mcp) fn fixture(allow_state_dir: bool) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("memory");
         let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agent-qa-memory");
@@ -541,50 +472,5 @@ mod tests {
         assert_eq!(err.code(), "not_found");
         let err = get_observation(&f.ctx, GetObservationInput { id: "../x".into() }).unwrap_err();
         assert_eq!(err.code(), "invalid_id");
-    }
-
-    #[test]
-    fn harness_tools_append_and_read_context_where_a_state_dir_is_allowed() {
-        let f = fixture(true);
-        let state_dir = f.state_dir.display().to_string();
-        let out = harness_append(
-            &f.ctx,
-            HarnessAppendInput {
-                state_dir: Some(state_dir.clone()),
-                role: "worker".into(),
-                feature: Some("F-001".into()),
-                trick: Some(true),
-                text: "run the migrations before the seed script".into(),
-            },
-        )
-        .unwrap();
-        assert!(out.line.contains("worker F-001 TRICK: run the migrations"), "{}", out.line);
-        let raw = std::fs::read_to_string(&out.raw_path).unwrap();
-        assert!(raw.contains(&out.line));
-        let input = HarnessContextInput { role: "worker".into(), state_dir: Some(state_dir) };
-        let ctx = harness_context(&f.ctx, input).unwrap();
-        assert_eq!(ctx.role, "worker");
-        assert!(!ctx.context.is_empty());
-        let input = HarnessAppendInput {
-            state_dir: Some(f.state_dir.display().to_string()),
-            role: "curator".into(),
-            feature: None,
-            trick: None,
-            text: "x".into(),
-        };
-        assert_eq!(harness_append(&f.ctx, input).unwrap_err().code(), "bad_request");
-    }
-
-    #[test]
-    fn harness_tools_refuse_a_state_dir_over_http_and_need_a_configured_harness() {
-        let f = fixture(false);
-        let input = HarnessContextInput {
-            role: "worker".into(),
-            state_dir: Some(f.state_dir.display().to_string()),
-        };
-        assert_eq!(harness_context(&f.ctx, input).unwrap_err().code(), "state_dir_not_allowed");
-        assert!(!f.state_dir.exists(), "nothing may be created in a refused state_dir");
-        let input = HarnessContextInput { role: "worker".into(), state_dir: None };
-        assert_eq!(harness_context(&f.ctx, input).unwrap_err().code(), "harness_not_configured");
     }
 }

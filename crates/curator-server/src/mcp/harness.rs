@@ -1,0 +1,137 @@
+//! The harness tools (issue 6 item 3: "append a harness raw entry, get harness context for a
+//! role"; harness-curator §1.1, §2.1), over `curator_harness::Harness`.
+//!
+//! Which state directory a call acts on is a security decision, not a convenience: over stdio
+//! (`curator mcp`, the agent runs as the same user on the same machine) a call may name its own
+//! `state_dir`; over HTTP only the server's configured harness is used, so a remote client can
+//! never choose where the server appends. The append itself is the harness crate's: scanned,
+//! one canonical line, under the raw.md lock; the curator role may never append (§1 L1).
+
+use std::path::{Path, PathBuf};
+
+use curator_harness::{Harness, HarnessOptions, Timestamp};
+
+use super::schema::{
+    HarnessAppendInput, HarnessAppendOutput, HarnessContextInput, HarnessContextOutput,
+};
+use super::tools::ToolContext;
+use crate::error::ApiError;
+
+/// `harness_append`: one canonical raw.md line, scanned and written under the raw lock.
+pub(crate) fn harness_append(
+    ctx: &ToolContext,
+    input: HarnessAppendInput,
+) -> Result<HarnessAppendOutput, ApiError> {
+    with_harness(ctx, input.state_dir.as_deref(), |h| {
+        let trick = input.trick.unwrap_or(false);
+        let line =
+            h.append(&input.role, input.feature.as_deref(), trick, &input.text, Timestamp::now())?;
+        Ok(HarnessAppendOutput { line, raw_path: h.raw_path().display().to_string() })
+    })
+}
+
+/// `harness_context`: the memory preamble of `role`'s prompt (harness-curator §1.1).
+pub(crate) fn harness_context(
+    ctx: &ToolContext,
+    input: HarnessContextInput,
+) -> Result<HarnessContextOutput, ApiError> {
+    with_harness(ctx, input.state_dir.as_deref(), |h| {
+        Ok(HarnessContextOutput { context: h.context(&input.role)?, role: input.role.clone() })
+    })
+}
+
+/// Runs `work` on the harness a call names: its own `state_dir` where that is allowed, else
+/// the configured harness.
+fn with_harness<T>(
+    ctx: &ToolContext,
+    state_dir: Option<&str>,
+    work: impl FnOnce(&Harness) -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    let configured = ctx.state.harness();
+    let Some(dir) = state_dir.filter(|d| !d.trim().is_empty()) else {
+        return work(ctx.state.require_harness()?);
+    };
+    let dir = PathBuf::from(dir);
+    if configured.is_some_and(|h| same_dir(h.state_dir(), &dir)) {
+        return work(ctx.state.require_harness()?);
+    }
+    if !ctx.options.allow_state_dir {
+        return Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "state_dir_not_allowed",
+            format!(
+                "state_dir {} is not accepted here: over HTTP only the server's configured harness state directory is used",
+                dir.display()
+            ),
+        ));
+    }
+    let identity = ctx
+        .options
+        .identity_dir
+        .clone()
+        .or_else(|| configured.map(|h| h.identity_dir().to_path_buf()))
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "no identity directory is configured for a state_dir given in the call",
+            )
+        })?;
+    work(&Harness::open(dir, identity, HarnessOptions::default()))
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::tools::tests::fixture;
+
+    #[test]
+    fn harness_tools_append_and_read_context_where_a_state_dir_is_allowed() {
+        let f = fixture(true);
+        let state_dir = f.state_dir.display().to_string();
+        let out = harness_append(
+            &f.ctx,
+            HarnessAppendInput {
+                state_dir: Some(state_dir.clone()),
+                role: "worker".into(),
+                feature: Some("F-001".into()),
+                trick: Some(true),
+                text: "run the migrations before the seed script".into(),
+            },
+        )
+        .unwrap();
+        assert!(out.line.contains("worker F-001 TRICK: run the migrations"), "{}", out.line);
+        let raw = std::fs::read_to_string(&out.raw_path).unwrap();
+        assert!(raw.contains(&out.line));
+        let input = HarnessContextInput { role: "worker".into(), state_dir: Some(state_dir) };
+        let ctx = harness_context(&f.ctx, input).unwrap();
+        assert_eq!(ctx.role, "worker");
+        assert!(!ctx.context.is_empty());
+        let input = HarnessAppendInput {
+            state_dir: Some(f.state_dir.display().to_string()),
+            role: "curator".into(),
+            feature: None,
+            trick: None,
+            text: "x".into(),
+        };
+        assert_eq!(harness_append(&f.ctx, input).unwrap_err().code(), "bad_request");
+    }
+
+    #[test]
+    fn harness_tools_refuse_a_state_dir_over_http_and_need_a_configured_harness() {
+        let f = fixture(false);
+        let input = HarnessContextInput {
+            role: "worker".into(),
+            state_dir: Some(f.state_dir.display().to_string()),
+        };
+        assert_eq!(harness_context(&f.ctx, input).unwrap_err().code(), "state_dir_not_allowed");
+        assert!(!f.state_dir.exists(), "nothing may be created in a refused state_dir");
+        let input = HarnessContextInput { role: "worker".into(), state_dir: None };
+        assert_eq!(harness_context(&f.ctx, input).unwrap_err().code(), "harness_not_configured");
+    }
+}
