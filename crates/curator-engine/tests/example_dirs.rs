@@ -35,7 +35,13 @@ struct Found {
 /// each file parses and rewrites to the same bytes.
 fn read_root(root: &Path) -> Vec<Found> {
     let mut found = Vec::new();
-    let mut tiers: Vec<_> = fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).collect();
+    // `.curator/` is curator's own derived state (index, sessions, journal): running the quick
+    // start over the example creates it, and it is never part of the memory itself.
+    let mut tiers: Vec<_> = fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n != ".curator"))
+        .collect();
     tiers.sort();
     let names: Vec<_> =
         tiers.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_owned()).collect();
