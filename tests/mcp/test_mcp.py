@@ -14,7 +14,8 @@ and checks: initialize (server name/version/instructions), list tools (names, sc
 memory for a step (observations + the <memory-context> block, injection recorded), record a
 passed run whose step had that injection, and the trust change it caused (0.5 -> 0.55, read
 back with get_observation); plus bad input answered as a tool error (isError), an unknown id,
-and propose_decisions / list_observations. The SDK validates every structured result against
+propose_decisions / list_observations, and the harness tools (a call's own state_dir is
+accepted over stdio, refused over HTTP). The SDK validates every structured result against
 the tool's advertised output schema, so a schema that lies fails here.
 
 Run: tests/mcp/run.sh (builds the binary), or `python3 tests/mcp/test_mcp.py` with
@@ -152,7 +153,9 @@ def error_of(result: Any) -> dict[str, Any]:
     return error
 
 
-async def scenario(results: Results, label: str, client: Client, version: str) -> None:
+async def scenario(
+    results: Results, label: str, client: Client, version: str, state_dir: Path
+) -> None:
     run_id = f"r_py-{label.replace('/', '-')}"
     # legacy: the initialize handshake; auto: server/discover, then the stateless protocol.
     expected_protocol = "2025-11-25" if label.endswith("legacy") else "2026-07-28"
@@ -245,6 +248,20 @@ async def scenario(results: Results, label: str, client: Client, version: str) -
         )
         assert page["total"] == 1 and page["observations"][0]["trust"] == 0.5, page
 
+    async def harness() -> None:
+        args = {"state_dir": str(state_dir), "role": "worker", "feature": "F-001", "text": "seed the db first"}
+        result = await client.call_tool("harness_append", args)
+        if label.startswith("http"):
+            # Over HTTP a client may not choose where the server writes.
+            assert error_of(result)["code"] == "state_dir_not_allowed"
+            assert not state_dir.exists()
+            return
+        line = structured(result)["line"]
+        assert line.endswith("worker F-001 -: seed the db first"), line
+        assert line in (state_dir / "memory" / "raw.md").read_text()
+        out = structured(await client.call_tool("harness_context", {"role": "worker", "state_dir": str(state_dir)}))
+        assert out["role"] == "worker" and out["context"], out
+
     for name, body in [
         ("initialize", initialize),
         ("list tools", list_tools),
@@ -255,6 +272,7 @@ async def scenario(results: Results, label: str, client: Client, version: str) -
         ("bad input is a tool error", bad_input),
         ("unknown id is a tool error", unknown_id),
         ("propose decisions, list observations", propose_and_list),
+        ("harness append and context", harness),
     ]:
         await results.check(f"{label}: {name}", body)
 
@@ -270,8 +288,11 @@ async def run_all() -> Results:
         for mode in ("legacy", "auto"):
             label = f"stdio/{mode}"
             root = fresh_root(tmp, label.replace("/", "-"))
-            params = StdioServerParameters(command=binary, args=["--root", str(root), "mcp"])
-            await connect_and_run(results, label, lambda: Client(params, mode=mode), version)
+            # The identity dir (for state_dir calls) inside the temp dir, never the user's home.
+            env = {"CURATOR_IDENTITY": str(root.parent / "identity")}
+            params = StdioServerParameters(command=binary, args=["--root", str(root), "mcp"], env=env)
+            state_dir = root.parent / ".harness"
+            await connect_and_run(results, label, lambda: Client(params, mode=mode), version, state_dir)
         for mode in ("legacy", "auto"):
             label = f"http/{mode}"
             root = fresh_root(tmp, label.replace("/", "-"))
@@ -282,19 +303,20 @@ async def run_all() -> Results:
                 print(f"FAIL {label}: start curator serve: {e}")
                 continue
             try:
-                await connect_and_run(results, label, lambda: Client(server.url, mode=mode), version)
+                client = lambda: Client(server.url, mode=mode)  # noqa: E731
+                await connect_and_run(results, label, client, version, root.parent / ".harness")
             finally:
                 server.stop()
     return results
 
 
 async def connect_and_run(
-    results: Results, label: str, make: Callable[[], Client], version: str
+    results: Results, label: str, make: Callable[[], Client], version: str, state_dir: Path
 ) -> None:
     try:
         with anyio.fail_after(120):
             async with make() as client:
-                await scenario(results, label, client, version)
+                await scenario(results, label, client, version, state_dir)
     except Exception:  # noqa: BLE001 - a transport that cannot connect is one failure
         results.failed += 1
         print(f"FAIL {label}: connect")
