@@ -18,6 +18,7 @@ mod init;
 mod lint;
 mod list;
 pub(crate) mod mcp;
+pub(crate) mod pg;
 mod query;
 mod rm;
 pub(crate) mod serve;
@@ -44,5 +45,8 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::Harness(args) => harness::run(&args, ctx.json),
         Command::Mcp(args) => mcp::run(&ctx, &args),
         Command::Serve(args) => serve::run(&ctx, &args),
+        Command::Import(args) => pg::import(&ctx, &args),
+        Command::Export(args) => pg::export(&ctx, &args),
+        Command::Migrate(args) => pg::migrate(&ctx, &args),
     }
 }

@@ -19,7 +19,7 @@ use curator_store::{
 use crate::error::{PgError, Result};
 use crate::store::PgStore;
 
-/// Rows written per transaction during an import.
+/// Rows written per transaction during an import, and rows between two progress reports.
 const BATCH: usize = 200;
 
 /// How far a transfer got: `done` of `total` observations.
@@ -153,7 +153,9 @@ pub fn export_dir(
             }
             Err(e) => return Err(PgError::io(&path, e)),
         }
-        progress(Progress { done: done + 1, total });
+        if (done + 1) % BATCH == 0 || done + 1 == total {
+            progress(Progress { done: done + 1, total });
+        }
     }
     Ok(report)
 }
