@@ -1,0 +1,365 @@
+//! The engine over the API: query, run sessions curated into MemoryLogs and undone, breaker,
+//! lint, journal, change fingerprint and harness memory.
+
+use axum::http::StatusCode;
+use curator_server::ServerOptions;
+use serde_json::json;
+
+use crate::common::*;
+
+#[tokio::test]
+async fn query_gives_the_same_answer_as_the_engine() {
+    let f = Fixture::new();
+    let app = f.app();
+    let request = json!({"product": PRODUCT, "test": TEST_ID, "text": "click Add to cart and check the cart badge"});
+    let reply = json(&app, "POST", "/api/v1/query", &request).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let body = reply.json();
+    let ids: Vec<&str> = body["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&CART_BADGE), "{ids:?}");
+    let formatted = body["formatted"].as_str().unwrap();
+    assert!(formatted.starts_with("<memory-context>"), "{formatted}");
+
+    let opts = curator_engine::QueryOptions::new(
+        PRODUCT,
+        TEST_ID,
+        "click Add to cart and check the cart badge",
+    )
+    .unwrap();
+    let direct = curator_engine::query(&f.root, &opts).unwrap();
+    // Byte for byte (serde_json's float parsing is not exact, so compare the texts).
+    assert_eq!(
+        reply.text,
+        serde_json::to_string(&direct).unwrap(),
+        "same result as `curator query --json`"
+    );
+
+    let nothing = json(
+        &app,
+        "POST",
+        "/api/v1/query",
+        &json!({"product": PRODUCT, "test": TEST_ID, "text": "zebra quantum"}),
+    )
+    .await
+    .json();
+    assert_eq!(nothing["observations"], json!([]));
+    assert!(nothing["formatted"].is_null());
+
+    let m = json(
+        &app,
+        "POST",
+        "/api/v1/query",
+        &json!({"product": "../products", "test": TEST_ID, "text": "x"}),
+    )
+    .await
+    .error(400, "invalid_scope");
+    assert!(m.contains("product"), "{m}");
+    json(
+        &app,
+        "POST",
+        "/api/v1/query",
+        &json!({"product": PRODUCT, "test": TEST_ID, "text": "x", "mode": "fuzzy"}),
+    )
+    .await
+    .error(400, "bad_request");
+    json(
+        &app,
+        "POST",
+        "/api/v1/query",
+        &json!({"product": PRODUCT, "test": TEST_ID, "text": "x", "min_trust": 3}),
+    )
+    .await
+    .error(400, "bad_request");
+    json(&app, "POST", "/api/v1/query", &json!({"product": PRODUCT}))
+        .await
+        .error(400, "invalid_request");
+}
+
+#[tokio::test]
+async fn a_run_session_records_injections_and_its_record_is_curated_and_undone() {
+    let f = Fixture::new();
+    let app = f.app();
+    let started = json(&app, "POST", "/api/v1/runs", &json!({"run_id": "r_api-test-1"})).await;
+    assert_eq!(started.status, StatusCode::CREATED, "{}", started.text);
+    assert_eq!(started.json()["run_id"], "r_api-test-1");
+    let generated = post(&app, "/api/v1/runs").await.json();
+    assert!(generated["run_id"].as_str().unwrap().starts_with("r_"), "{generated}");
+
+    let step = json(
+        &app,
+        "POST",
+        "/api/v1/runs/r_api-test-1/steps/0/query",
+        &json!({"product": PRODUCT, "test": TEST_ID, "text": "click Add to cart and check the cart badge"}),
+    )
+    .await;
+    assert_eq!(step.status, StatusCode::OK, "{}", step.text);
+    let step = step.json();
+    assert_eq!(step["breaker_tripped"], false);
+    let injected: Vec<String> = step["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(injected.contains(&CART_BADGE.to_owned()));
+    let session = get(&app, "/api/v1/runs/r_api-test-1").await.json();
+    assert_eq!(session["session"]["injected"]["0"], json!(injected), "{session}");
+
+    // The record has no `injected` lists: the session's are used, so a failed first step
+    // deprecates exactly what step 0 got (§5.5).
+    let record = json!({
+        "product": PRODUCT, "test": {"id": TEST_ID, "name": "checkout"}, "status": "failed",
+        "steps": [{"name": "add to cart", "status": "failed", "error": "badge never changed"}],
+    });
+    let log =
+        json(&app, "POST", "/api/v1/runs/r_api-test-1/finish", &json!({"record": record})).await;
+    assert_eq!(log.status, StatusCode::OK, "{}", log.text);
+    let log = log.json();
+    assert_eq!(log["run_id"], "r_api-test-1");
+    assert_eq!(log["deprecated"].as_u64().unwrap() as usize, injected.len(), "{log}");
+    let badge = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
+    assert_eq!(badge["trust"], 0.7);
+
+    let runs = get(&app, "/api/v1/runs").await.json();
+    assert_eq!(runs["runs"][0]["run_id"], "r_api-test-1", "{runs}");
+    let journal = get(&app, "/api/v1/journal?run_id=r_api-test-1").await.json();
+    assert_eq!(journal["total"].as_u64().unwrap() as usize, injected.len());
+
+    let undone = post(&app, "/api/v1/runs/r_api-test-1/undo").await;
+    assert_eq!(undone.status, StatusCode::OK, "{}", undone.text);
+    assert_eq!(undone.json()["reverted"].as_array().unwrap().len(), injected.len());
+    let badge = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
+    assert_eq!(badge["trust"], 0.8, "undo restored the file");
+    post(&app, "/api/v1/runs/r_api-test-1/undo").await.error(409, "already_undone");
+    post(&app, "/api/v1/runs/r_never-ran/undo").await.error(404, "nothing_to_undo");
+}
+
+#[tokio::test]
+async fn run_routes_refuse_bad_ids_records_and_decisions() {
+    let f = Fixture::new();
+    let app = f.app();
+    json(&app, "POST", "/api/v1/runs", &json!({"run_id": "../escape"}))
+        .await
+        .error(400, "invalid_run_id");
+    get(&app, "/api/v1/runs/..hidden").await.error(400, "invalid_run_id");
+    get(&app, "/api/v1/runs/r_unknown-run").await.error(404, "not_found");
+    let q = json!({"product": PRODUCT, "test": TEST_ID, "text": "x"});
+    json(&app, "POST", "/api/v1/runs/r_x/steps/first/query", &q).await.error(400, "bad_request");
+    json(&app, "POST", "/api/v1/runs/.x/steps/0/query", &q).await.error(400, "invalid_run_id");
+    let record = json!({"run_id": "r_other", "product": PRODUCT, "test": {"id": TEST_ID, "name": "t"}, "status": "passed", "steps": []});
+    let m = json(&app, "POST", "/api/v1/runs/r_x/finish", &json!({"record": record}))
+        .await
+        .error(400, "bad_request");
+    assert!(m.contains("r_other"), "{m}");
+    let m = json(&app, "POST", "/api/v1/runs/r_x/finish", &json!({"record": {"product": PRODUCT}}))
+        .await
+        .error(400, "invalid_run_record");
+    assert!(m.contains("test"), "{m}");
+    let ok_record = json!({"product": PRODUCT, "test": {"id": TEST_ID, "name": "t"}, "status": "passed", "steps": []});
+    let m = json(
+        &app,
+        "POST",
+        "/api/v1/runs/r_x/finish",
+        &json!({"record": ok_record, "decisions": {"decisions": [{"action": "explode"}]}}),
+    )
+    .await
+    .error(400, "invalid_decisions");
+    assert!(m.contains("action"), "{m}");
+}
+
+#[tokio::test]
+async fn a_passed_run_with_explicit_decisions_adds_and_confirms() {
+    let f = Fixture::new();
+    let app = f.app();
+    let record = json!({
+        "product": PRODUCT, "test": {"id": TEST_ID, "name": "checkout"}, "status": "passed",
+        "steps": [{"name": "add to cart", "status": "passed", "injected": [CART_BADGE]}],
+    });
+    let decisions = json!({"decisions": [
+        {"action": "update", "observationId": CART_BADGE, "reasoning": "badge lag seen again"},
+        {"action": "add", "title": "Checkout button is below the fold on small screens",
+         "content": "Scroll down before clicking Checkout.", "scope": "product", "reasoning": "new"},
+    ]});
+    let log = json(
+        &app,
+        "POST",
+        "/api/v1/runs/r_passed-1/finish",
+        &json!({"record": record, "decisions": decisions}),
+    )
+    .await;
+    assert_eq!(log.status, StatusCode::OK, "{}", log.text);
+    let log = log.json();
+    assert_eq!((log["added"].as_u64(), log["confirmed"].as_u64()), (Some(1), Some(1)), "{log}");
+    assert_eq!(log["provider"], "explicit");
+    let shop = get(&app, "/api/v1/observations?scope=acme-shop").await.json();
+    assert_eq!(shop["total"], 8);
+}
+
+#[tokio::test]
+async fn breaker_status_record_and_reset() {
+    let f = Fixture::new();
+    let app = f.app();
+    let status = get(&app, "/api/v1/breaker/r_b1").await.json();
+    assert_eq!((status["tripped"].as_bool(), status["window"].as_u64()), (Some(false), Some(0)));
+    let recorded = json(
+        &app,
+        "POST",
+        "/api/v1/breaker/r_b1/record",
+        &json!({"outcome": "failed", "memory": "with"}),
+    )
+    .await;
+    assert_eq!(recorded.status, StatusCode::OK, "{}", recorded.text);
+    assert_eq!(recorded.json()["window"], 1);
+    json(&app, "POST", "/api/v1/breaker/r_b1/record", &json!({"outcome": "meh", "memory": "with"}))
+        .await
+        .error(400, "bad_request");
+    let reset = post(&app, "/api/v1/breaker/r_b1/reset").await.json();
+    assert_eq!(reset["window"], 0);
+    get(&app, "/api/v1/breaker/..").await.error(400, "invalid_breaker_key");
+    get(&app, "/api/v1/breaker/.hidden").await.error(400, "invalid_breaker_key");
+}
+
+#[tokio::test]
+async fn a_tripped_breaker_injects_nothing_into_a_run_step() {
+    let f = Fixture::new();
+    let app = f.app();
+    for (outcome, memory) in [
+        ("failed", "with"),
+        ("failed", "with"),
+        ("failed", "with"),
+        ("passed", "without"),
+        ("passed", "without"),
+        ("passed", "without"),
+    ] {
+        json(
+            &app,
+            "POST",
+            "/api/v1/breaker/r_tripped/record",
+            &json!({"outcome": outcome, "memory": memory}),
+        )
+        .await;
+    }
+    assert_eq!(get(&app, "/api/v1/breaker/r_tripped").await.json()["tripped"], true);
+    let step = json(
+        &app,
+        "POST",
+        "/api/v1/runs/r_tripped/steps/0/query",
+        &json!({"product": PRODUCT, "test": TEST_ID, "text": "click Add to cart and check the cart badge"}),
+    )
+    .await
+    .json();
+    assert_eq!(step["breaker_tripped"], true);
+    assert_eq!(step["observations"], json!([]));
+    assert!(step["formatted"].is_null());
+}
+
+#[tokio::test]
+async fn lint_reports_every_refused_file() {
+    let f = Fixture::new();
+    let bad =
+        f.root.join("products").join(PRODUCT).join("obs_broken-file-broken-file-broken-file.md");
+    std::fs::write(&bad, "---\ntitle: no closing fence\n").unwrap();
+    let app = f.app();
+    let report = get(&app, "/api/v1/lint").await.json();
+    assert_eq!(report["observations"], 19);
+    let problems = report["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{report}");
+    assert_eq!(
+        problems[0]["path"],
+        format!("products/{PRODUCT}/obs_broken-file-broken-file-broken-file.md")
+    );
+    assert_eq!(get(&app, "/api/v1/observations").await.json()["problems"], 1);
+}
+
+#[tokio::test]
+async fn journal_pages_newest_first() {
+    let f = Fixture::new();
+    let app = f.app();
+    for _ in 0..3 {
+        post(&app, &format!("/api/v1/observations/{CART_BADGE}/confirm")).await;
+    }
+    let page = get(&app, &format!("/api/v1/journal?id={CART_BADGE}&limit=2")).await.json();
+    assert_eq!(page["total"], 3);
+    let entries = page["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["after"]["trust"], 0.95, "newest first");
+    get(&app, "/api/v1/journal?limit=0").await.error(400, "bad_request");
+}
+
+#[tokio::test]
+async fn changes_notice_a_write_by_anyone() {
+    let f = Fixture::new();
+    let app = f.app();
+    let first = get(&app, "/api/v1/changes").await.json();
+    let fp = first["fingerprint"].as_str().unwrap().to_owned();
+    assert_eq!(first["changed"], false);
+    let same = get(&app, &format!("/api/v1/changes?since={fp}")).await.json();
+    assert_eq!(same["changed"], false);
+    // Another process (here: a plain file write) adds an observation.
+    std::fs::copy(
+        f.product_file(CART_BADGE),
+        f.root.join("products/acme-shop/obs_copy-copy-copy-copy-copy-copy.md"),
+    )
+    .unwrap();
+    let after = get(&app, &format!("/api/v1/changes?since={fp}")).await.json();
+    assert_eq!(after["changed"], true);
+    assert_ne!(after["fingerprint"], fp);
+}
+
+#[tokio::test]
+async fn harness_routes_say_when_none_is_configured_and_work_when_one_is() {
+    let f = Fixture::new();
+    let app = f.app();
+    let m = get(&app, "/api/v1/harness").await.error(404, "harness_not_configured");
+    assert!(m.contains("--harness-state"), "{m}");
+    post(&app, "/api/v1/harness/triage").await.error(404, "harness_not_configured");
+
+    let state_dir = f.dir.path().join("project/.harness");
+    let identity = f.dir.path().join("identity");
+    std::fs::create_dir_all(state_dir.join("memory")).unwrap();
+    std::fs::create_dir_all(&identity).unwrap();
+    std::fs::write(identity.join("worker.md"), "# worker\n- run the tests before DONE\n").unwrap();
+    std::fs::write(
+        state_dir.join("pending-issues.jsonl"),
+        "{\"title\":\"Login button overlaps footer\",\"severity\":\"minor\",\"source\":\"validator\"}\n",
+    )
+    .unwrap();
+    let harness = curator_harness::Harness::open(
+        &state_dir,
+        &identity,
+        curator_harness::HarnessOptions::default(),
+    );
+    let app = curator_server::app(
+        f.state(ServerOptions { harness: Some(harness), ..ServerOptions::default() }),
+    );
+    let view = get(&app, "/api/v1/harness").await;
+    assert_eq!(view.status, StatusCode::OK, "{}", view.text);
+    let view = view.json();
+    assert_eq!(view["identities"][0]["role"], "worker");
+    assert!(view["status"]["layers"].as_array().unwrap().len() >= 3);
+
+    let triage = post(&app, "/api/v1/harness/triage").await;
+    assert_eq!(triage.status, StatusCode::OK, "{}", triage.text);
+    assert_eq!(triage.json()["merged"], 1);
+    let issues = get(&app, "/api/v1/harness/issues").await.json();
+    assert_eq!(issues["issues"][0]["title"], "Login button overlaps footer");
+
+    let context = get(&app, "/api/v1/harness/context/worker").await.json();
+    assert!(
+        context["context"].as_str().unwrap().contains("run the tests before DONE"),
+        "{context}"
+    );
+    get(&app, "/api/v1/harness/context/..%2Fetc").await.error(400, "bad_request");
+
+    json(&app, "POST", "/api/v1/harness/curate", &json!({"trigger": "sometimes"}))
+        .await
+        .error(400, "bad_request");
+    let pass = post(&app, "/api/v1/harness/curate").await;
+    assert_eq!(pass.status, StatusCode::OK, "{}", pass.text);
+    assert!(pass.json()["line"].as_str().unwrap().starts_with("CURATED "), "{}", pass.text);
+}
