@@ -230,6 +230,10 @@ pub(crate) struct CurateArgs {
     /// what the agent flagged with `MEMO:`.
     #[arg(long)]
     pub(crate) rules: bool,
+    /// Also record this run in the circuit breaker KEY (§9): the ablation rerun, if any, as a
+    /// run without memory, then the run itself, with memory when any step had injections.
+    #[arg(long, value_name = "KEY")]
+    pub(crate) breaker: Option<String>,
 }
 
 /// `curator undo`.

@@ -235,3 +235,33 @@ fn breaker_records_trips_and_resets_across_processes() {
     let (_, stderr) = dir.curator(&["breaker", "status", "../x"]).expect_code(1);
     assert!(stderr.contains("breaker key"), "{stderr}");
 }
+
+#[test]
+fn curate_feeds_the_breaker_like_agent_qa_does_per_test() {
+    let dir = seeded("curate-breaker");
+    let run = dir.path().join("run.json");
+    let curate = |status: &str, injected: Value, ablation: Option<&str>| {
+        let mut record: Value = json_of(&run_record(
+            "r_b",
+            status,
+            json!([{"name": "x", "status": status, "injected": injected}]),
+        ));
+        if let Some(a) = ablation {
+            record["ablation"] = json!({"status": a});
+        }
+        std::fs::write(&run, record.to_string()).unwrap();
+        let mut cmd = dir.curator(&["curate", "--breaker", "nightly", "--run"]);
+        cmd.cmd.arg(&run);
+        cmd.output()
+    };
+    // Three failed runs with memory whose ablation reruns passed: each records a baseline pass
+    // (the rerun) and a failure with memory, so fM - fB = 1 > 0.15 trips the breaker.
+    for i in 0..3 {
+        let out = curate("failed", json!([ID_A]), Some("passed"));
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.contains("circuit breaker tripped"), i == 2, "run {i}: {stderr}");
+    }
+    let status = json_of(&dir.curator(&["--json", "breaker", "status", "nightly"]).stdout());
+    assert_eq!(status["tripped"], true, "{status}");
+}

@@ -8,7 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, bail};
 use curator_core::trust::TrustDeltas;
-use curator_engine::curate::{CurateOptions, Decisions, RunRecord, curate};
+use curator_engine::breaker::{Breaker, RunOutcome};
+use curator_engine::curate::{
+    AblationStatus, CurateOptions, Decisions, RunRecord, RunStatus, curate,
+};
 use curator_engine::providers::{
     DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
 };
@@ -58,6 +61,9 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         ablation_enabled: ctx.config.memory.ablation_enabled,
     };
     let log = curate(&store, &record, provider.as_ref(), &options)?;
+    if let Some(key) = &args.breaker {
+        record_breaker(ctx, key, &record)?;
+    }
     if ctx.json {
         output::print_json(&log)?;
     } else {
@@ -68,6 +74,27 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Feeds the breaker what agent-qa records per finished test (§9): an ablation rerun first, as
+/// a run without memory, then the run itself. A cancelled run is not a pass.
+fn record_breaker(ctx: &Context, key: &str, record: &RunRecord) -> Result<()> {
+    let config = crate::cmd::breaker::breaker_config(ctx);
+    if let Some(ablation) = record.ablation {
+        let passed = ablation == AblationStatus::Passed;
+        Breaker::record(&ctx.root, key, RunOutcome { with_memory: false, passed }, &config)?;
+    }
+    let with_memory =
+        record.steps.iter().any(|s| s.injected.as_ref().is_some_and(|i| !i.is_empty()));
+    let passed = record.status == RunStatus::Passed;
+    let (_, tripped_now) =
+        Breaker::record(&ctx.root, key, RunOutcome { with_memory, passed }, &config)?;
+    if tripped_now {
+        eprintln!(
+            "  Memory: circuit breaker tripped -- disabling memory injection for remaining tests"
+        );
+    }
+    Ok(())
 }
 
 /// The trust deltas in effect: the config's values, 0.05 / 0.10 when it has none.
