@@ -103,7 +103,11 @@ pub fn curate(
                 .chain(existing.iter().map(|o| o.observation.id.as_str().to_owned()))
                 .collect();
             let ctx = apply::ApplyContext { record, deltas, now: &now, known: &known };
+            let before = log.clone();
             store.transact(Some(&run_id), &mut |tx| {
+                // A database store may run the body again after a serialization failure: start
+                // each attempt from the log as it was, so no delta is counted twice.
+                log = before.clone();
                 apply::apply_decisions(tx, &ctx, &answer.decisions, &mut log);
                 if let Some(suite) = &record.suite {
                     suite_cleanup::clean_stale_suite(tx, suite, &mut log);
@@ -115,7 +119,9 @@ pub fn curate(
             let ids = failure::first_failed_step_ids(record);
             // §5.5: nothing injected into the failed step → no lock taken at all.
             if !ids.is_empty() {
+                let before = log.clone();
                 store.transact(Some(&run_id), &mut |tx| {
+                    log = before.clone();
                     failure::contradict_ids(
                         tx,
                         &ids,
@@ -129,7 +135,9 @@ pub fn curate(
         }
         CurateCase::AblationPassed | CurateCase::AblationFailed => {
             if !record.all_injected().is_empty() {
+                let before = log.clone();
                 store.transact(Some(&run_id), &mut |tx| {
+                    log = before.clone();
                     if case == CurateCase::AblationPassed {
                         ablation::memory_caused(tx, record, &deltas, &mut log);
                     } else {

@@ -15,6 +15,12 @@ use super::run_record::SuiteInfo;
 
 /// Deletes the stale observations of `suite`; counts them as `deleted` only.
 pub(crate) fn clean_stale_suite(tx: &mut dyn Transaction, suite: &SuiteInfo, log: &mut MemoryLog) {
+    // A shared database store may run curators for the same suite at once; the file store's
+    // root lock already serializes them and this is a no-op there.
+    if let Err(e) = tx.lock_suite(&suite.id) {
+        log.errors.push(format!("Suite stale scan error: {e}"));
+        return;
+    }
     let listed = match tx.list_scope(Tier::Suites, &suite.id) {
         Ok(listed) => listed,
         Err(e) => {
