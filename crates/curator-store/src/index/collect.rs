@@ -1,34 +1,29 @@
-//! Scoring, filtering and ordering of hits (§3.3; ARCHITECTURE.md "Ranking").
+//! Loading, phrase-mode scoring and ordering of hits (§3.3; ARCHITECTURE.md "Ranking").
 //!
 //! Phrase mode is agent-qa's query recomputed exactly: `N` and `avgdl` over the scoped rows
 //! (what agent-qa's per-test FTS5 table holds), `n` and `f` from the candidates' own tokens,
 //! the FTS5 bm25 formula, then `rank × trust` ascending with ties in discovery order (products,
-//! suite, tests folder; file names in UTF-16 order). Terms mode ranks by tantivy's BM25 × trust,
-//! but first drops candidates whose *coverage* — the share of the query's IDF mass they contain —
-//! is under the relevance floor, so a lone common word ("page", "click") does not inject
-//! unrelated memory. In both modes `trust >= min_trust` filters before the top-N cut, as
-//! agent-qa's `WHERE … ORDER BY … LIMIT` does.
+//! suite, tests folder; file names in UTF-16 order). Terms mode (`terms.rs`) shares [`load`]
+//! and [`sort_hits`]. In both modes `trust >= min_trust` filters before the top-N cut, as
+//! agent-qa's `WHERE … ORDER BY … LIMIT` does, and a suite observation is served only when its
+//! position and snapshot equal the request's entry by entry.
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
 
 use curator_core::fts::{Bm25Stats, phrase_occurrences, token_texts};
 use curator_core::{ScopeName, SnapshotEntry, Tier};
-use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::collector::DocSetCollector;
 use tantivy::schema::Value;
-use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, Searcher, TantivyDocument};
 
-use super::query::{any_term, phrase_candidates, scope_filter, within};
-use super::schema::{Fields, terms_analyzer};
+use super::query::{phrase_candidates, scope_filter, within};
+use super::schema::Fields;
 use super::writer::utf16_cmp;
 use super::{Hit, IndexError, SearchRequest};
 
-/// Most candidates terms mode considers before the floor (scoped matches are far fewer).
-const TERMS_CANDIDATES: usize = 1000;
-
 /// A stored document with the facts ordering needs.
-struct Candidate {
-    hit: Hit,
+pub(crate) struct Candidate {
+    pub(crate) hit: Hit,
     /// Index of the selector that admitted it (discovery order of folders).
     selector: usize,
     file_name: String,
@@ -42,7 +37,7 @@ impl Candidate {
     }
 }
 
-fn load(
+pub(crate) fn load(
     searcher: &Searcher,
     fields: &Fields,
     req: &SearchRequest,
@@ -128,72 +123,11 @@ pub(crate) fn phrase(
             c
         })
         .collect();
-    hits.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score).then_with(|| a.discovery_cmp(b)));
+    sort_hits(&mut hits);
     Ok(hits.into_iter().take(req.max_results).map(|c| c.hit).collect())
 }
 
-/// Terms mode: any-term BM25 × trust above the coverage floor.
-pub(crate) fn terms(
-    searcher: &Searcher,
-    fields: &Fields,
-    req: &SearchRequest,
-    sanitized: &str,
-) -> Result<Vec<Hit>, IndexError> {
-    let terms = analyze_unique(sanitized);
-    if terms.is_empty() {
-        return Ok(Vec::new());
-    }
-    let n_docs = searcher.num_docs() as f64;
-    let idf = |t: &str| -> Result<f64, IndexError> {
-        let df = searcher
-            .doc_freq(&Term::from_field_text(fields.title_terms, t))?
-            .max(searcher.doc_freq(&Term::from_field_text(fields.content_terms, t))?)
-            as f64;
-        Ok((1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln())
-    };
-    let weights: Vec<(String, f64)> =
-        terms.into_iter().map(|t| idf(&t).map(|w| (t, w))).collect::<Result<_, _>>()?;
-    let total_weight: f64 = weights.iter().map(|(_, w)| w).sum();
-    let query_terms: Vec<String> = weights.iter().map(|(t, _)| t.clone()).collect();
-    let query = within(scope_filter(fields, &req.scopes), any_term(fields, &query_terms));
-    let top = searcher.search(&query, &TopDocs::with_limit(TERMS_CANDIDATES).order_by_score())?;
-    let mut hits = Vec::new();
-    for (bm25, addr) in top {
-        let Some(mut c) = load(searcher, fields, req, addr)? else { continue };
-        if c.hit.trust < req.min_trust {
-            continue;
-        }
-        let doc_terms: HashSet<String> =
-            analyze_unique(&format!("{}\n{}", c.hit.title, c.hit.content)).into_iter().collect();
-        let covered: f64 =
-            weights.iter().filter(|(t, _)| doc_terms.contains(t)).map(|(_, w)| w).sum();
-        if total_weight <= 0.0 || covered / total_weight < req.min_relevance {
-            continue;
-        }
-        c.hit.score = f64::from(bm25) * c.hit.trust;
-        c.hit.relevance = covered / total_weight;
-        hits.push(c);
-    }
+/// Best score first; ties in discovery order (products, suite, tests; file names in UTF-16 order).
+pub(crate) fn sort_hits(hits: &mut [Candidate]) {
     hits.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score).then_with(|| a.discovery_cmp(b)));
-    let cut = hits.first().map_or(0.0, |best| best.hit.score * req.keep_ratio);
-    Ok(hits
-        .into_iter()
-        .filter(|c| c.hit.score >= cut)
-        .take(req.max_results)
-        .map(|c| c.hit)
-        .collect())
-}
-
-/// The distinct analyzed terms of `text`, in first-occurrence order.
-fn analyze_unique(text: &str) -> Vec<String> {
-    let mut analyzer = terms_analyzer();
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    let mut stream = analyzer.token_stream(text);
-    while let Some(tok) = stream.next() {
-        if seen.insert(tok.text.clone()) {
-            out.push(tok.text.clone());
-        }
-    }
-    out
 }

@@ -25,6 +25,7 @@
 mod collect;
 mod query;
 mod schema;
+mod terms;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -112,8 +113,8 @@ pub struct ScopeSelector {
 /// How step text is matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueryMode {
-    /// Analyzed terms (folded, stop words dropped, stemmed), any-term BM25 × trust with a
-    /// relevance floor: curator's default.
+    /// Analyzed terms (folded, stop words and step verbs dropped, stemmed), judged by what the
+    /// step names of each observation, ranked by relevance × trust: curator's default.
     #[default]
     Terms,
     /// agent-qa exactly: the whole sanitized step as one phrase, FTS5 bm25 × trust.
@@ -132,17 +133,21 @@ pub struct SearchRequest {
     pub min_trust: f64,
     /// At most this many hits; 0 returns nothing.
     pub max_results: usize,
-    /// Terms mode only: the share of the query's IDF weight a hit must contain, in `[0, 1]`.
+    /// Terms mode only: the share of the step's *known* IDF weight (words that occur in the
+    /// observations this step may see) a hit must contain, in `[0, 1]`. A floor under the
+    /// acceptance rules of `index/terms.rs`, which do most of the filtering.
     pub min_relevance: f64,
-    /// Terms mode only: hits scoring below this share of the best hit's score are dropped (a
-    /// clear best match is not diluted by weak ones); 0 keeps all.
+    /// Terms mode only: a hit whose relevance × √trust is below this share of the best hit's
+    /// is dropped (a clear best match is not diluted by weak ones); 0 keeps all.
     pub keep_ratio: f64,
 }
 
-/// The default share of the best score a further terms-mode hit needs (tuned on `eval/dev`).
-pub const DEFAULT_KEEP_RATIO: f64 = 0.5;
+/// The default share of the best hit's strength a further terms-mode hit needs (measured on
+/// `eval/dev`, BENCHMARKS.md "Retrieval quality").
+pub const DEFAULT_KEEP_RATIO: f64 = 0.65;
 
-/// The default relevance floor of terms mode (tuned on `eval/dev`).
+/// The default relevance floor of terms mode: a safety net below the acceptance rules (on
+/// `eval/dev` any value up to 0.3 gives the same result).
 pub const DEFAULT_MIN_RELEVANCE: f64 = 0.2;
 
 /// One observation found by a search, best first.
@@ -157,8 +162,8 @@ pub struct Hit {
     /// Relevance × trust, higher is better. In phrase mode this is `−(bm25 × trust)`, the
     /// negation of agent-qa's sort key.
     pub score: f64,
-    /// Terms mode: the share of the query's IDF weight this hit contains (what the relevance
-    /// floor compares); phrase mode: 1 (the whole phrase is in it).
+    /// Terms mode: the share of the step's known IDF weight this hit contains (what
+    /// `min_relevance` compares); phrase mode: 1 (the whole phrase is in it).
     pub relevance: f64,
     /// `tier/scope/file.md`, relative to the root.
     pub path: PathBuf,
@@ -334,7 +339,7 @@ impl MemoryIndex {
                 }
                 collect::phrase(&searcher, &self.fields, req, &phrase)
             }
-            QueryMode::Terms => collect::terms(&searcher, &self.fields, req, &sanitized),
+            QueryMode::Terms => terms::terms(&searcher, &self.fields, req, &sanitized),
         }
     }
 

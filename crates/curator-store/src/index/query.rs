@@ -3,20 +3,15 @@
 //! The scope filter is pure filtering (constant score 0), so the only score tantivy computes is
 //! the text part. Phrase mode asks tantivy only for *candidates* (the phrase in title or in
 //! content, never across: two separate phrase queries); their agent-qa score is computed
-//! exactly in `collect.rs`. Terms mode is an any-term query over the stemmed fields, title terms
-//! weighted up because a title names what the observation is about.
+//! exactly in `collect.rs`. Terms mode builds its own weighted query over the stemmed fields
+//! (`terms.rs`).
 
 use tantivy::Term;
-use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery,
-};
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 
 use super::schema::{Fields, SUITE_BASE};
 use super::{ScopeSelector, suite_key};
-
-/// How much a match in the title counts against one in the content (terms mode).
-const TITLE_BOOST: f32 = 2.0;
 
 /// Documents in any of the selected scopes: all served documents of product and test folders;
 /// in a suite folder the base observations, plus the suite observations whose (position,
@@ -60,26 +55,6 @@ pub(crate) fn phrase_candidates(fields: &Fields, tokens: &[String]) -> Box<dyn Q
         (Occur::Should, in_field(fields.title)),
         (Occur::Should, in_field(fields.content)),
     ]))
-}
-
-/// Terms mode: any analyzed query term in title (boosted) or content, BM25 scored.
-pub(crate) fn any_term(fields: &Fields, terms: &[String]) -> Box<dyn Query> {
-    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
-    for t in terms {
-        let title = TermQuery::new(
-            Term::from_field_text(fields.title_terms, t),
-            IndexRecordOption::WithFreqs,
-        );
-        clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(title), TITLE_BOOST))));
-        clauses.push((
-            Occur::Should,
-            Box::new(TermQuery::new(
-                Term::from_field_text(fields.content_terms, t),
-                IndexRecordOption::WithFreqs,
-            )),
-        ));
-    }
-    Box::new(BooleanQuery::new(clauses))
 }
 
 /// `filter AND text`; the filter scores 0, so the score is the text query's.

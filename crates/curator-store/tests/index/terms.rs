@@ -75,3 +75,64 @@ fn trust_multiplies_relevance_and_min_trust_filters() {
     assert_eq!(ids(&hits), [id(0)]);
     assert!(hits[0].score > 0.0);
 }
+
+fn terms_at(root: &Root, text: &str, min_trust: f64) -> Vec<String> {
+    let mut req = request(vec![sel(Tier::Products, "p")], text, QueryMode::Terms);
+    req.min_trust = min_trust;
+    req.max_results = 5;
+    ids(&root.index().search(&req).unwrap())
+}
+
+#[test]
+fn words_memory_lacks_do_not_suppress_a_match() {
+    let root = Root::new();
+    root.put(
+        "products",
+        "p",
+        &obs(0, "Login button stays disabled until the form is valid", "Fill both fields.", 0.9),
+    );
+    // Below min_trust: its words ("opens", "modal") are not vocabulary this step can be given.
+    root.put("products", "p", &obs(1, "The login modal opens after two seconds", "Slow.", 0.2));
+    assert_eq!(terms_at(&root, "the login button opens a modal", 0.3), [id(0)]);
+    // With both admitted, the better-matching low-trust one is ranked lower but not cut away.
+    assert_eq!(terms_at(&root, "the login button opens a modal", 0.1), [id(0), id(1)]);
+    assert!(terms_at(&root, "Open the billing page", 0.3).is_empty());
+}
+
+fn help_desk() -> Root {
+    let root = Root::new();
+    let facts = [
+        ("Merging tickets is done from the More actions menu", "Open the ticket, choose Merge."),
+        ("Ticket search matches the subject only", "The search box in the ticket list."),
+        (
+            "Assignee dropdown lists agents by first name",
+            "The Assignee dropdown in the ticket sidebar.",
+        ),
+        ("New ticket form requires a priority", "The Submit button stays disabled."),
+        ("SLA badge turns red under one hour", "Each ticket shows a countdown."),
+    ];
+    for (n, (title, content)) in facts.iter().enumerate() {
+        root.put("products", "p", &obs(n, title, content, 0.7));
+    }
+    root
+}
+
+#[test]
+fn memory_sharing_only_product_wide_words_is_not_injected() {
+    let root = help_desk();
+    // "ticket" is in every observation and "list" in two: together they are no evidence.
+    assert!(terms_at(&root, "Export the ticket list as CSV", 0.3).is_empty());
+    assert!(terms_at(&root, "Close the ticket", 0.3).is_empty());
+    assert_eq!(terms_at(&root, "Open the More actions menu on the ticket", 0.3), [id(0)]);
+}
+
+#[test]
+fn stems_match_longer_pool_words_and_split_words_match_joined_ones() {
+    let root = help_desk();
+    // "assign" is not "assigne" (the stem of "Assignee") but begins it.
+    assert_eq!(terms_at(&root, "Assign the ticket to Priya", 0.3), [id(2)]);
+    let root = Root::new();
+    root.put("products", "p", &obs(0, "Login form remembers the email", "Prefilled.", 0.8));
+    root.put("products", "p", &obs(1, "Search box needs Enter", "No button.", 0.8));
+    assert_eq!(terms_at(&root, "Log in as the admin user", 0.3), [id(0)]);
+}
