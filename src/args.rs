@@ -37,6 +37,11 @@ pub(crate) struct GlobalArgs {
     /// agent-qa config file (default: ./agent-qa.config.yaml when it exists).
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Where observations, run sessions and breakers live: `postgres://user@host:port/db` for a
+    /// shared PostgreSQL database, or `file` for the memory root [default: `curator.store` of
+    /// the config, else the memory root].
+    #[arg(long, global = true, env = "CURATOR_STORE", value_name = "URL", hide_env_values = true)]
+    pub(crate) store: Option<String>,
     /// Print one JSON document on stdout instead of text.
     #[arg(long, global = true)]
     pub(crate) json: bool,

@@ -1,20 +1,64 @@
-//! Where a command runs: the memory root and the config, resolved once.
+//! Where a command runs: the memory root, the config and the store, resolved once.
 //!
 //! Resolution order for the root: `--root` (or `$CURATOR_ROOT`), then `services.memory.dir` of the
 //! config file relative to the config's folder (agent-qa's `resolveMemoryRoot`), then
 //! `./agent-qa-memory`. The config file is `--config`, else `./agent-qa.config.yaml` if present.
+//!
+//! The store (issue 7 item 4) is `--store` (or `$CURATOR_STORE`), else the config's
+//! `curator.store`, else the file store at the root. A `postgres://` URL may carry a password,
+//! so no message here ever repeats it: the database is named by host, port and name only.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail};
 use curator_core::config::Config;
-use curator_store::{FileStore, FileStoreOptions};
+use curator_pg::{PgOptions, PgStore};
+use curator_store::{FileStore, FileStoreOptions, Store};
 
 use crate::args::GlobalArgs;
 
 /// The default config file agent-qa reads from its working directory.
 const DEFAULT_CONFIG_FILE: &str = "agent-qa.config.yaml";
+
+/// Which store a command uses.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum StoreChoice {
+    /// Files under the memory root (the default).
+    Files,
+    /// A PostgreSQL database; the URL is never printed.
+    Postgres(String),
+}
+
+impl std::fmt::Debug for StoreChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreChoice::Files => f.write_str("Files"),
+            StoreChoice::Postgres(_) => f.write_str("Postgres(<url>)"),
+        }
+    }
+}
+
+impl StoreChoice {
+    /// Reads a `--store` / `$CURATOR_STORE` / `curator.store` value; `source` names where it
+    /// came from for the error.
+    pub(crate) fn parse(value: &str, source: &str) -> Result<Self> {
+        let value = value.trim();
+        if value == "file" || value == "files" {
+            return Ok(StoreChoice::Files);
+        }
+        if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            return Ok(StoreChoice::Postgres(value.to_owned()));
+        }
+        // Only the scheme is repeated: the rest of a mistyped URL may hold a password.
+        let scheme = value.split_once("://").map_or("(none)", |(s, _)| s);
+        bail!(
+            "{source}: unsupported store (expected postgres://user@host:port/db, postgresql://… \
+             or file); the value's scheme is {scheme:?}"
+        )
+    }
+}
 
 /// A resolved command context.
 #[derive(Debug)]
@@ -22,6 +66,7 @@ pub(crate) struct Context {
     pub(crate) root: PathBuf,
     pub(crate) config: Config,
     pub(crate) json: bool,
+    pub(crate) store: StoreChoice,
 }
 
 impl Context {
@@ -31,13 +76,51 @@ impl Context {
             Some(root) => root.clone(),
             None => config.memory_root(),
         };
-        Ok(Context { root, config, json: global.json })
+        let store = match (&global.store, &config.curator.store) {
+            (Some(value), _) => StoreChoice::parse(value, "--store (or $CURATOR_STORE)")?,
+            (None, Some(value)) => StoreChoice::parse(value, "curator.store in the config")?,
+            (None, None) => StoreChoice::Files,
+        };
+        Ok(Context { root, config, json: global.json, store })
     }
 
-    /// Opens the file store at the root; the root must exist (`curator init` creates it).
-    pub(crate) fn store(&self) -> Result<FileStore> {
+    /// Opens the selected store: the file store at the root (which must exist; `curator init`
+    /// creates it) or the PostgreSQL database (migrated to this binary's schema on open).
+    pub(crate) fn store(&self) -> Result<Box<dyn Store>> {
+        Ok(match &self.store {
+            StoreChoice::Files => Box::new(self.file_store()?),
+            StoreChoice::Postgres(url) => Box::new(self.pg_store(url, true)?),
+        })
+    }
+
+    /// [`Context::store`] shared, plus the folder a server shows as its root (the memory root;
+    /// a PostgreSQL store keeps nothing there).
+    pub(crate) fn shared_store(&self) -> Result<(Arc<dyn Store>, PathBuf)> {
+        Ok(match &self.store {
+            StoreChoice::Files => {
+                let store = self.file_store()?;
+                let root = store.root().to_path_buf();
+                (Arc::new(store), root)
+            }
+            StoreChoice::Postgres(url) => (Arc::new(self.pg_store(url, true)?), self.root.clone()),
+        })
+    }
+
+    /// The store for messages: `memory root DIR` or `PostgreSQL host:port/db` (no password).
+    pub(crate) fn describe_store(&self) -> String {
+        match &self.store {
+            StoreChoice::Files => format!("memory root {}", self.root.display()),
+            StoreChoice::Postgres(url) => match curator_pg::target_of(url) {
+                Ok(target) => format!("PostgreSQL {target}"),
+                Err(_) => "PostgreSQL (unparsable URL)".to_owned(),
+            },
+        }
+    }
+
+    /// The file store at the root; the root must exist.
+    pub(crate) fn file_store(&self) -> Result<FileStore> {
         if !self.root.is_dir() {
-            anyhow::bail!(
+            bail!(
                 "memory root {} does not exist (create it with `curator init`, or pass --root)",
                 self.root.display()
             );
@@ -48,6 +131,12 @@ impl Context {
         };
         FileStore::open(&self.root, options)
             .with_context(|| format!("opening memory root {}", self.root.display()))
+    }
+
+    /// The PostgreSQL store at `url`; `migrate` applies pending migrations on open.
+    pub(crate) fn pg_store(&self, url: &str, migrate: bool) -> Result<PgStore> {
+        PgStore::connect(url, PgOptions { migrate, ..PgOptions::default() })
+            .context("opening the PostgreSQL store")
     }
 }
 
@@ -67,4 +156,21 @@ fn load_config(explicit: Option<&Path>) -> Result<Config> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     Config::from_yaml_str(&text, &dir).with_context(|| format!("in config file {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_is_file_or_a_postgres_url_and_errors_hide_the_url() {
+        assert_eq!(StoreChoice::parse("file", "x").unwrap(), StoreChoice::Files);
+        let pg = StoreChoice::parse("postgres://u:pw@h:5/db", "x").unwrap();
+        assert_eq!(pg, StoreChoice::Postgres("postgres://u:pw@h:5/db".into()));
+        assert!(!format!("{pg:?}").contains("pw"));
+        assert!(StoreChoice::parse("postgresql://h/db", "x").is_ok());
+        let err = StoreChoice::parse("mysql://u:secret@h/db", "--store").unwrap_err().to_string();
+        assert!(err.contains("--store") && err.contains("\"mysql\""), "{err}");
+        assert!(!err.contains("secret"), "{err}");
+    }
 }

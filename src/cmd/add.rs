@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, bail};
 use curator_core::{Observation, ObservationId, ScopeName, SnapshotEntry, SuitePlacement, Tier};
-use curator_store::{Action, Store};
+use curator_store::Action;
 
 use crate::args::AddArgs;
 use crate::context::Context;

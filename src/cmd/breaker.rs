@@ -12,14 +12,16 @@ use crate::output;
 
 pub(crate) fn run(ctx: &Context, args: &BreakerArgs) -> Result<ExitCode> {
     let config = breaker_config(ctx);
+    let store = ctx.store()?;
+    let store = store.as_ref();
     let (key, state, tripped_now) = match &args.action {
-        BreakerAction::Status { key } => (key, Breaker::load(&ctx.root, key)?, false),
+        BreakerAction::Status { key } => (key, Breaker::load_in(store, key)?, false),
         BreakerAction::Record { key, outcome, memory } => {
             let outcome = RunOutcome { with_memory: memory == "with", passed: outcome == "passed" };
-            let (state, tripped_now) = Breaker::record(&ctx.root, key, outcome, &config)?;
+            let (state, tripped_now) = Breaker::record_in(store, key, outcome, &config)?;
             (key, state, tripped_now)
         }
-        BreakerAction::Reset { key } => (key, Breaker::reset(&ctx.root, key)?, false),
+        BreakerAction::Reset { key } => (key, Breaker::reset_in(store, key)?, false),
     };
     if tripped_now {
         eprintln!(

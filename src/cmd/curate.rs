@@ -15,6 +15,7 @@ use curator_engine::curate::{
 use curator_engine::providers::{
     DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
 };
+use curator_store::Store;
 
 use crate::args::CurateArgs;
 use crate::context::Context;
@@ -37,9 +38,11 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     let text = read_input(&args.run)?;
     let mut record = RunRecord::from_json(&text)
         .with_context(|| format!("in run record {}", args.run.display()))?;
+    let store = ctx.store()?;
+    let store = store.as_ref();
     if record.needs_session() {
         let session = match &record.run_id {
-            Some(run_id) => session_injections(&ctx.root, run_id)?,
+            Some(run_id) => session_injections(store, run_id)?,
             None => BTreeMap::new(),
         };
         record.fill_injected(&session);
@@ -54,15 +57,14 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         None if args.llm => Box::new(LlmProvider::new(llm_config(ctx))?),
         None => Box::new(RulesProvider::default()),
     };
-    let store = ctx.store()?;
     let options = CurateOptions {
         deltas: deltas(ctx),
         now: None,
         ablation_enabled: ctx.config.memory.ablation_enabled,
     };
-    let log = curate(&store, &record, provider.as_ref(), &options)?;
+    let log = curate(store, &record, provider.as_ref(), &options)?;
     if let Some(key) = &args.breaker {
-        record_breaker(ctx, key, &record)?;
+        record_breaker(ctx, store, key, &record)?;
     }
     if ctx.json {
         output::print_json(&log)?;
@@ -78,17 +80,17 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
 
 /// Feeds the breaker what agent-qa records per finished test (§9): an ablation rerun first, as
 /// a run without memory, then the run itself. A cancelled run is not a pass.
-fn record_breaker(ctx: &Context, key: &str, record: &RunRecord) -> Result<()> {
+fn record_breaker(ctx: &Context, store: &dyn Store, key: &str, record: &RunRecord) -> Result<()> {
     let config = crate::cmd::breaker::breaker_config(ctx);
     if let Some(ablation) = record.ablation {
         let passed = ablation == AblationStatus::Passed;
-        Breaker::record(&ctx.root, key, RunOutcome { with_memory: false, passed }, &config)?;
+        Breaker::record_in(store, key, RunOutcome { with_memory: false, passed }, &config)?;
     }
     let with_memory =
         record.steps.iter().any(|s| s.injected.as_ref().is_some_and(|i| !i.is_empty()));
     let passed = record.status == RunStatus::Passed;
     let (_, tripped_now) =
-        Breaker::record(&ctx.root, key, RunOutcome { with_memory, passed }, &config)?;
+        Breaker::record_in(store, key, RunOutcome { with_memory, passed }, &config)?;
     if tripped_now {
         eprintln!(
             "  Memory: circuit breaker tripped -- disabling memory injection for remaining tests"
@@ -118,8 +120,8 @@ fn llm_config(ctx: &Context) -> LlmConfig {
 }
 
 /// Injected ids per step recorded by `query --run` for `run_id` (none when no session exists).
-fn session_injections(root: &Path, run_id: &str) -> Result<BTreeMap<usize, Vec<String>>> {
-    let session = curator_engine::session::load_session(root, run_id)
+fn session_injections(store: &dyn Store, run_id: &str) -> Result<BTreeMap<usize, Vec<String>>> {
+    let session = curator_engine::session::load_session_in(store, run_id)
         .with_context(|| format!("reading the run session of {run_id}"))?;
     Ok(session
         .map(|s| s.injected.into_iter().map(|(step, ids)| (step as usize, ids)).collect())

@@ -5,9 +5,10 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use curator_engine::eval::{EvalQuery, EvalReport, evaluate, load_queries};
 use curator_engine::{QueryOptions, SuiteContext};
+use curator_store::Store;
 use curator_store::index::QueryMode;
 
 use crate::args::{EvalArgs, ModeArg};
@@ -15,9 +16,7 @@ use crate::context::Context;
 use crate::output;
 
 pub(crate) fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
-    if !ctx.root.is_dir() {
-        bail!("memory root {} does not exist (pass --root)", ctx.root.display());
-    }
+    let store = ctx.store()?;
     let queries = load_queries(&args.queries)?;
     let modes: &[(ModeArg, &str)] = match args.mode {
         Some(ModeArg::Terms) => &[(ModeArg::Terms, "terms")],
@@ -30,7 +29,9 @@ pub(crate) fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
             ModeArg::Terms => QueryMode::Terms,
             ModeArg::Phrase => QueryMode::Phrase,
         };
-        report.modes.push(evaluate(name, &queries, args.k, |q| run_one(ctx, q, mode))?);
+        report
+            .modes
+            .push(evaluate(name, &queries, args.k, |q| run_one(ctx, store.as_ref(), q, mode))?);
     }
     if ctx.json {
         output::print_json(&report)?;
@@ -52,7 +53,12 @@ pub(crate) fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_one(ctx: &Context, q: &EvalQuery, mode: QueryMode) -> Result<Vec<String>> {
+fn run_one(
+    ctx: &Context,
+    store: &dyn Store,
+    q: &EvalQuery,
+    mode: QueryMode,
+) -> Result<Vec<String>> {
     let mut opts = QueryOptions::new(q.product.as_str(), q.test.as_str(), q.query.clone())?;
     opts.min_trust = ctx.config.memory.min_trust;
     opts.max_injections = ctx.config.memory.max_injections;
@@ -64,6 +70,6 @@ fn run_one(ctx: &Context, q: &EvalQuery, mode: QueryMode) -> Result<Vec<String>>
             position: Some(suite.position),
         });
     }
-    let outcome = curator_engine::query(&ctx.root, &opts)?;
+    let outcome = curator_engine::query_in(store, &opts)?;
     Ok(outcome.observations.into_iter().map(|o| o.id).collect())
 }

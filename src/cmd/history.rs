@@ -12,7 +12,7 @@ use crate::output;
 pub(crate) fn run(ctx: &Context, args: &IdArg) -> Result<ExitCode> {
     let id = ObservationId::parse(&args.id)?;
     let store = ctx.store()?;
-    let entries = curator_engine::undo::history(&store, id.as_str())?;
+    let entries = curator_engine::undo::history(store.as_ref(), id.as_str())?;
     if ctx.json {
         output::print_json(&entries)?;
         return Ok(ExitCode::SUCCESS);

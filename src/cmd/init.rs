@@ -1,15 +1,24 @@
 //! `curator init`: create the memory root's tier folders (idempotent, like agent-qa's
-//! `ensureMemoryDirs`).
+//! `ensureMemoryDirs`); with a PostgreSQL store, bring its schema up to date instead.
 
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
 use curator_store::FileStore;
 
-use crate::context::Context;
+use crate::context::{Context, StoreChoice};
 use crate::output;
 
 pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
+    if let StoreChoice::Postgres(url) = &ctx.store {
+        let store = ctx.pg_store(url, true)?;
+        if ctx.json {
+            output::print_json(&serde_json::json!({ "database": store.target() }))?;
+        } else {
+            output::print_text(&format!("initialized PostgreSQL store {}\n", store.target()))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     FileStore::init(&ctx.root)
         .with_context(|| format!("initializing memory root {}", ctx.root.display()))?;
     if ctx.json {

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use curator_store::{ListFilter, Store};
+use curator_store::ListFilter;
 use serde::Serialize;
 
 use crate::context::Context;

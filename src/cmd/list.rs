@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use curator_core::{ScopeName, Tier};
-use curator_store::{ListFilter, Store};
+use curator_store::ListFilter;
 
 use crate::args::ListArgs;
 use crate::cmd::view::ObservationView;

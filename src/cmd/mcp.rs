@@ -51,10 +51,10 @@ pub(crate) fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
 /// The server state over the context's root with the config's engine settings (shared by
 /// `curator mcp` and `curator serve`).
 pub(crate) fn server_state(ctx: &Context, harness: Option<Harness>) -> Result<AppState> {
-    let store = ctx.store()?;
+    let (store, root) = ctx.shared_store()?;
     let options =
         ServerOptions { harness, engine: engine_settings(ctx), ..ServerOptions::default() };
-    Ok(AppState::new(store, options))
+    Ok(AppState::with_store(store, root, options))
 }
 
 /// The config's `minTrust`, `maxInjections`, `queryMode`, trust deltas, breaker and ablation
@@ -96,7 +96,7 @@ mod tests {
     fn context(yaml: &str) -> Context {
         let dir = std::env::temp_dir();
         let config = curator_core::config::Config::from_yaml_str(yaml, &dir).unwrap();
-        Context { root: dir, config, json: false }
+        Context { root: dir, config, json: false, store: crate::context::StoreChoice::Files }
     }
 
     #[test]

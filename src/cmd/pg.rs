@@ -3,25 +3,30 @@
 //!
 //! Import and export are idempotent and byte-exact (curator-pg's `transfer`); a file or row that
 //! is not transferred is printed with its path and reason and makes the command exit 3, like
-//! `lint`, so a script notices. Progress goes to stderr, one line per batch, so stdout stays
-//! the result (text or `--json`). The database URL may carry a password: it is never printed.
+//! `lint`, so a script notices. Progress goes to stderr so stdout stays the result (text or
+//! `--json`): a progress bar when stderr is a terminal, one plain line per batch otherwise (a
+//! CI log gets no cursor codes). The database is `--database`, else the selected store
+//! (`--store` / `$CURATOR_STORE` / `curator.store`) when that is PostgreSQL. A URL may carry a
+//! password: it is never printed.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail};
 use clap::Args;
-use curator_pg::{PgOptions, PgStore, Progress, TransferReport, export_dir, import_dir};
+use curator_pg::{PgStore, Progress, TransferReport, export_dir, import_dir};
+use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::context::Context;
+use crate::context::{Context, StoreChoice};
 use crate::output::{print_json, print_text};
 
 /// Where the PostgreSQL store is.
 #[derive(Debug, Args)]
 pub(crate) struct DatabaseArgs {
-    /// PostgreSQL connection string (postgres://user@host:port/db).
+    /// PostgreSQL connection string (postgres://user@host:port/db) [default: the --store URL].
     #[arg(long, value_name = "URL", env = "CURATOR_DATABASE_URL", hide_env_values = true)]
-    pub(crate) database: String,
+    pub(crate) database: Option<String>,
 }
 
 /// `curator migrate`.
@@ -34,13 +39,62 @@ pub(crate) struct MigrateArgs {
     pub(crate) status: bool,
 }
 
-fn open(db: &DatabaseArgs, migrate: bool) -> Result<PgStore> {
-    PgStore::connect(&db.database, PgOptions { migrate, ..PgOptions::default() })
-        .context("opening the PostgreSQL store")
+fn open(ctx: &Context, db: &DatabaseArgs, migrate: bool) -> Result<PgStore> {
+    let url = match (&db.database, &ctx.store) {
+        (Some(url), _) => url,
+        (None, StoreChoice::Postgres(url)) => url,
+        (None, StoreChoice::Files) => bail!(
+            "no PostgreSQL database: pass --database URL or --store URL (or set \
+             $CURATOR_DATABASE_URL / $CURATOR_STORE)"
+        ),
+    };
+    ctx.pg_store(url, migrate)
 }
 
-fn progress(verb: &'static str) -> impl FnMut(Progress) {
-    move |p: Progress| eprintln!("{verb} {}/{}", p.done, p.total)
+/// Reports transfer progress on stderr: a bar on a terminal, plain lines elsewhere.
+struct Reporter {
+    verb: &'static str,
+    bar: Option<ProgressBar>,
+}
+
+impl Reporter {
+    fn new(verb: &'static str) -> Self {
+        Self::with_terminal(verb, std::io::stderr().is_terminal())
+    }
+
+    fn with_terminal(verb: &'static str, terminal: bool) -> Self {
+        let bar = terminal.then(|| {
+            let bar = ProgressBar::new(0);
+            let style = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})")
+                .map(|s| s.progress_chars("=> "))
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+            bar.set_style(style);
+            bar.set_message(verb);
+            bar
+        });
+        Reporter { verb, bar }
+    }
+
+    /// The plain line for `p` (what a non-terminal stderr gets).
+    fn line(&self, p: Progress) -> String {
+        format!("{} {}/{}", self.verb, p.done, p.total)
+    }
+
+    fn report(&mut self, p: Progress) {
+        match &self.bar {
+            Some(bar) => {
+                bar.set_length(p.total as u64);
+                bar.set_position(p.done as u64);
+            }
+            None => eprintln!("{}", self.line(p)),
+        }
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 fn report(ctx: &Context, verb: &str, target: &str, r: &TransferReport) -> Result<ExitCode> {
@@ -72,23 +126,27 @@ fn report(ctx: &Context, verb: &str, target: &str, r: &TransferReport) -> Result
 
 /// `curator import --database URL`: the memory root into PostgreSQL.
 pub(crate) fn import(ctx: &Context, args: &DatabaseArgs) -> Result<ExitCode> {
-    let store = open(args, true)?;
-    let r = import_dir(&store, &ctx.root, &mut progress("imported"))
-        .with_context(|| format!("importing {}", ctx.root.display()))?;
+    let store = open(ctx, args, true)?;
+    let mut reporter = Reporter::new("imported");
+    let r = import_dir(&store, &ctx.root, &mut |p| reporter.report(p));
+    reporter.finish();
+    let r = r.with_context(|| format!("importing {}", ctx.root.display()))?;
     report(ctx, "imported into", store.target(), &r)
 }
 
 /// `curator export --database URL`: PostgreSQL into the memory root.
 pub(crate) fn export(ctx: &Context, args: &DatabaseArgs) -> Result<ExitCode> {
-    let store = open(args, true)?;
-    let r = export_dir(&store, &ctx.root, &mut progress("exported"))
-        .with_context(|| format!("exporting to {}", ctx.root.display()))?;
+    let store = open(ctx, args, true)?;
+    let mut reporter = Reporter::new("exported");
+    let r = export_dir(&store, &ctx.root, &mut |p| reporter.report(p));
+    reporter.finish();
+    let r = r.with_context(|| format!("exporting to {}", ctx.root.display()))?;
     report(ctx, "exported from", store.target(), &r)
 }
 
 /// `curator migrate [--status] --database URL`.
 pub(crate) fn migrate(ctx: &Context, args: &MigrateArgs) -> Result<ExitCode> {
-    let store = open(&args.db, false)?;
+    let store = open(ctx, &args.db, false)?;
     let applied = if args.status { Vec::new() } else { store.migrate()? };
     let status = store.migrations_status()?;
     if ctx.json {
@@ -122,4 +180,21 @@ pub(crate) fn migrate(ctx: &Context, args: &MigrateArgs) -> Result<ExitCode> {
         print_text(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere() {
+        let plain = Reporter::with_terminal("imported", false);
+        assert!(plain.bar.is_none());
+        assert_eq!(plain.line(Progress { done: 200, total: 412 }), "imported 200/412");
+        let mut bar = Reporter::with_terminal("imported", true);
+        bar.report(Progress { done: 200, total: 412 });
+        let b = bar.bar.as_ref().unwrap();
+        assert_eq!((b.position(), b.length()), (200, Some(412)));
+        bar.finish();
+    }
 }

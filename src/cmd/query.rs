@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use curator_core::SnapshotEntry;
 use curator_core::config::QueryMode as ConfigMode;
 use curator_engine::breaker::Breaker;
@@ -34,13 +34,11 @@ struct QueryJson<'a> {
 
 pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
     let opts = options(ctx, args)?;
-    if !ctx.root.is_dir() {
-        bail!("memory root {} does not exist (create it with `curator init`)", ctx.root.display());
-    }
+    let store = ctx.store()?;
     let breaker_key = args.breaker.clone().or_else(|| args.suite.clone());
     let tripped = match &breaker_key {
         Some(key) if ctx.config.memory.circuit_breaker_enabled => {
-            Breaker::is_tripped(&ctx.root, key)?
+            Breaker::is_tripped_in(store.as_ref(), key)?
         }
         _ => false,
     };
@@ -51,7 +49,7 @@ pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
         );
         QueryOutcome { observations: Vec::new(), formatted: None }
     } else {
-        curator_engine::query(&ctx.root, &opts)?
+        curator_engine::query_in(store.as_ref(), &opts)?
     };
     if ctx.json {
         output::print_json(&QueryJson {

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use curator_core::ObservationId;
-use curator_store::{Action, Store};
+use curator_store::Action;
 
 use crate::args::RmArgs;
 use crate::context::Context;

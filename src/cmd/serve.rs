@@ -67,19 +67,19 @@ fn state(ctx: &Context, args: &ServeArgs) -> Result<AppState> {
         None => None,
     };
     let token = token(args.token_env.as_deref())?;
-    let store = ctx.store()?;
+    let (store, root) = ctx.shared_store()?;
     let options = ServerOptions {
         token,
         harness,
         engine: super::mcp::engine_settings(ctx),
         ..ServerOptions::default()
     };
-    Ok(AppState::new(store, options))
+    Ok(AppState::with_store(store, root, options))
 }
 
 pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
     let state = state(ctx, args)?;
-    let root = state.root().display().to_string();
+    let store = ctx.describe_store();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -87,7 +87,7 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
     runtime.block_on(async {
         let server = Server::bind(args.listen, state).await?;
         let addr = server.local_addr()?;
-        eprintln!("curator serve: http://{addr}/ (memory root {root}); Ctrl-C stops");
+        eprintln!("curator serve: http://{addr}/ ({store}); Ctrl-C stops");
         server.run(shutdown_signal()).await
     })?;
     // Dropping the runtime waits for blocking store work still running, so no write is cut.

@@ -4,7 +4,6 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use curator_core::ObservationId;
-use curator_store::Store;
 
 use crate::args::IdArg;
 use crate::cmd::view::{ObservationView, render_text};

@@ -10,7 +10,7 @@ use crate::output;
 
 pub(crate) fn run(ctx: &Context, args: &UndoArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
-    let report = curator_engine::undo::undo(&store, &args.run_id)?;
+    let report = curator_engine::undo::undo(store.as_ref(), &args.run_id)?;
     if ctx.json {
         output::print_json(&report)?;
     } else {

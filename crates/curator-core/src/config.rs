@@ -48,7 +48,7 @@ const MEMORY_KEYS: [&str; 14] = [
     "circuitBreakerThreshold",
 ];
 const CURATOR_PATH: &str = "curator";
-const CURATOR_KEYS: [&str; 2] = ["queryMode", "llm"];
+const CURATOR_KEYS: [&str; 3] = ["queryMode", "llm", "store"];
 const LLM_PATH: &str = "curator.llm";
 const LLM_KEYS: [&str; 7] =
     ["baseUrl", "model", "apiKeyEnv", "timeoutMs", "maxRetries", "backoffMs", "maxObservations"];
@@ -176,6 +176,9 @@ pub struct CuratorOptions {
     pub block_present: bool,
     /// `llm`: the OpenAI-compatible endpoint of `curate --llm`.
     pub llm: LlmOptions,
+    /// `store`: where observations live when neither `--store` nor `$CURATOR_STORE` says
+    /// (`postgres://…` for curator-pg, `file` for the memory root); `None` is the file store.
+    pub store: Option<String>,
 }
 
 /// `curator.llm`: where `curate --llm` sends its chat-completions request (issue 4).
@@ -365,7 +368,8 @@ fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError
         Some(Value::Object(m)) => llm_block(m)?,
         Some(other) => return Err(b.err("llm", format!("must be a mapping, got {}", show(other)))),
     };
-    Ok(CuratorOptions { query_mode, block_present: true, llm })
+    let store = b.string("store")?.map(str::to_owned);
+    Ok(CuratorOptions { query_mode, block_present: true, llm, store })
 }
 
 fn llm_block(map: &Map<String, Value>) -> Result<LlmOptions, ConfigError> {
@@ -551,6 +555,10 @@ mod tests {
         );
         assert_eq!(llm.timeout_ms, 60_000);
         assert_eq!(Config::from_yaml_str("", dir).unwrap().curator.llm, LlmOptions::default());
+        let c = Config::from_yaml_str("curator:\n  store: postgres://db/memory\n", dir).unwrap();
+        assert_eq!(c.curator.store.as_deref(), Some("postgres://db/memory"));
+        let err = Config::from_yaml_str("curator:\n  store: 5\n", dir).unwrap_err();
+        assert!(err.to_string().contains("curator.store"), "{err}");
         let err = Config::from_yaml_str("curator:\n  llm:\n    modell: x\n", dir).unwrap_err();
         assert!(err.to_string().contains("curator.llm.modell"), "{err}");
         let err = Config::from_yaml_str("curator:\n  llm:\n    timeoutMs: 0\n", dir).unwrap_err();

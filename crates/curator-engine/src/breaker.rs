@@ -1,8 +1,10 @@
-//! The circuit breaker (agent-qa-memory §9), persisted per key under `<root>/.curator/breaker/`.
+//! The circuit breaker (agent-qa-memory §9), persisted per key in the store.
 //!
 //! agent-qa keeps the breaker in one process; a harness driving curator through separate CLI
-//! calls needs the same behaviour across processes, so each key (a run session or a suite) is a
-//! JSON file `<key>.json`, changed under its own lock file and replaced atomically. Semantics are
+//! calls (or a fleet of machines) needs the same behaviour across processes, so each key (a run
+//! session or a suite) is a window kept by the store — the file store as
+//! `<root>/.curator/breaker/<key>.json` changed under its own lock file, curator-pg as a row
+//! changed under its row lock — and no concurrent outcome is ever lost. Semantics are
 //! agent-qa's: `record` appends an outcome and drops the oldest beyond `window_size`; unless
 //! already tripped, with at least `baseline_size` runs with memory *and* without, the breaker
 //! trips when the failure rate with memory exceeds the rate without by more than `threshold`
@@ -10,10 +12,9 @@
 //! injects nothing for that key.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use curator_core::ScopeName;
-use curator_store::{LockOptions, acquire_lock, atomic_write};
+use curator_store::{FileStore, FileStoreOptions, Store};
 use serde::{Deserialize, Serialize};
 
 /// `services.memory.circuitBreaker*` (agent-qa-memory §2).
@@ -123,93 +124,142 @@ pub enum BreakerError {
     /// The key cannot name a file.
     #[error("breaker key {key:?} is not usable as a file name: {reason}")]
     BadKey { key: String, reason: String },
-    /// The state file is not valid breaker JSON.
-    #[error("breaker state {path}: {reason}")]
-    Corrupt { path: PathBuf, reason: String },
-    #[error("breaker state {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    /// The stored window is JSON but not a breaker state.
+    #[error("breaker state {key}: {reason}")]
+    Corrupt { key: String, reason: String },
     #[error(transparent)]
     Store(#[from] curator_store::Error),
 }
 
-/// How long `record` / `reset` wait for another process changing the same key.
-const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The breakers of one memory root.
+/// The breakers of one store.
 #[derive(Debug, Clone, Copy)]
 pub struct Breaker;
 
 impl Breaker {
-    /// `<root>/.curator/breaker/<key>.json`.
+    /// `<root>/.curator/breaker/<key>.json` (the file store's layout).
     pub fn state_path(root: &Path, key: &str) -> Result<PathBuf, BreakerError> {
+        Self::check_key(key)?;
+        Ok(root.join(".curator").join("breaker").join(format!("{key}.json")))
+    }
+
+    fn check_key(key: &str) -> Result<(), BreakerError> {
         let bad = |reason: String| BreakerError::BadKey { key: key.to_owned(), reason };
         ScopeName::new(key).map_err(|e| bad(e.to_string()))?;
         if key.starts_with('.') {
             return Err(bad("must not start with '.'".into()));
         }
-        Ok(root.join(".curator").join("breaker").join(format!("{key}.json")))
+        Ok(())
     }
 
-    /// The state of `key`; the empty state when nothing was recorded.
-    pub fn load(root: &Path, key: &str) -> Result<BreakerState, BreakerError> {
-        let path = Self::state_path(root, key)?;
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| BreakerError::Corrupt { path, reason: e.to_string() }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BreakerState::default()),
-            Err(source) => Err(BreakerError::Io { path, source }),
+    /// The state of `key` in `store`; the empty state when nothing was recorded.
+    pub fn load_in(store: &dyn Store, key: &str) -> Result<BreakerState, BreakerError> {
+        Self::check_key(key)?;
+        match store.load_breaker(key)? {
+            None => Ok(BreakerState::default()),
+            Some(value) => parse(key, value),
         }
     }
 
     /// Whether `key` is tripped (the check `query` makes before injecting).
-    pub fn is_tripped(root: &Path, key: &str) -> Result<bool, BreakerError> {
-        Ok(Self::load(root, key)?.tripped)
+    pub fn is_tripped_in(store: &dyn Store, key: &str) -> Result<bool, BreakerError> {
+        Ok(Self::load_in(store, key)?.tripped)
     }
 
-    /// Records one outcome for `key` under its lock; returns the new state and whether this
-    /// record tripped it. Disabled: nothing is recorded.
-    pub fn record(
-        root: &Path,
+    /// Records one outcome for `key` with no concurrent writer of the key in between; returns
+    /// the new state and whether this record tripped it. Disabled: nothing is recorded.
+    pub fn record_in(
+        store: &dyn Store,
         key: &str,
         outcome: RunOutcome,
         config: &BreakerConfig,
     ) -> Result<(BreakerState, bool), BreakerError> {
         if !config.enabled {
-            return Ok((Self::load(root, key)?, false));
+            return Ok((Self::load_in(store, key)?, false));
         }
-        Self::update(root, key, |state| {
+        Self::update(store, key, |state| {
             let now = curator_core::time::now_iso();
             state.record(outcome, config, &now)
         })
     }
 
     /// Forgets every outcome of `key` and un-trips it.
-    pub fn reset(root: &Path, key: &str) -> Result<BreakerState, BreakerError> {
-        Self::update(root, key, |state| {
+    pub fn reset_in(store: &dyn Store, key: &str) -> Result<BreakerState, BreakerError> {
+        Self::update(store, key, |state| {
             *state = BreakerState::default();
         })
         .map(|(state, ())| state)
     }
 
-    fn update<T>(
+    /// [`Breaker::load_in`] the file store at `root`.
+    pub fn load(root: &Path, key: &str) -> Result<BreakerState, BreakerError> {
+        Self::load_in(&file_store(root)?, key)
+    }
+
+    /// [`Breaker::is_tripped_in`] the file store at `root`.
+    pub fn is_tripped(root: &Path, key: &str) -> Result<bool, BreakerError> {
+        Self::is_tripped_in(&file_store(root)?, key)
+    }
+
+    /// [`Breaker::record_in`] the file store at `root`.
+    pub fn record(
         root: &Path,
+        key: &str,
+        outcome: RunOutcome,
+        config: &BreakerConfig,
+    ) -> Result<(BreakerState, bool), BreakerError> {
+        Self::record_in(&file_store(root)?, key, outcome, config)
+    }
+
+    /// [`Breaker::reset_in`] the file store at `root`.
+    pub fn reset(root: &Path, key: &str) -> Result<BreakerState, BreakerError> {
+        Self::reset_in(&file_store(root)?, key)
+    }
+
+    fn update<T>(
+        store: &dyn Store,
         key: &str,
         change: impl FnOnce(&mut BreakerState) -> T,
     ) -> Result<(BreakerState, T), BreakerError> {
-        let path = Self::state_path(root, key)?;
-        let dir = path.parent().unwrap_or(root);
-        std::fs::create_dir_all(dir)
-            .map_err(|source| BreakerError::Io { path: dir.to_path_buf(), source })?;
-        let guard =
-            acquire_lock(&path.with_extension("lock"), &LockOptions { timeout: LOCK_TIMEOUT })?;
-        let mut state = Self::load(root, key)?;
-        let out = change(&mut state);
-        let text = serde_json::to_string_pretty(&state)
-            .map_err(|e| BreakerError::Corrupt { path: path.clone(), reason: e.to_string() })?;
-        atomic_write(&path, text.as_bytes())?;
-        guard.release()?;
-        Ok((state, out))
+        Self::check_key(key)?;
+        let mut change = Some(change);
+        let mut out = None;
+        let mut failure = None;
+        let next = store.update_breaker(key, &mut |current| {
+            let parsed = match &current {
+                None => Ok(BreakerState::default()),
+                Some(value) => parse(key, value.clone()),
+            };
+            match parsed {
+                Err(e) => {
+                    // Written back unchanged; the error is reported once the update is over.
+                    failure = Some(e);
+                    current.unwrap_or(serde_json::Value::Null)
+                }
+                Ok(mut state) => {
+                    if let Some(change) = change.take() {
+                        out = Some(change(&mut state));
+                    }
+                    serde_json::to_value(&state).expect("a breaker state always serializes")
+                }
+            }
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let Some(out) = out else {
+            unreachable!("update_breaker calls `change` exactly once when it succeeds")
+        };
+        Ok((parse(key, next)?, out))
     }
+}
+
+fn parse(key: &str, value: serde_json::Value) -> Result<BreakerState, BreakerError> {
+    serde_json::from_value(value)
+        .map_err(|e| BreakerError::Corrupt { key: key.to_owned(), reason: e.to_string() })
+}
+
+fn file_store(root: &Path) -> Result<FileStore, BreakerError> {
+    Ok(FileStore::open(root, FileStoreOptions::default())?)
 }
 
 #[cfg(test)]
@@ -315,7 +365,14 @@ mod tests {
         }
         std::fs::create_dir_all(tmp.path().join(".curator/breaker")).unwrap();
         std::fs::write(tmp.path().join(".curator/breaker/k.json"), "{nope").unwrap();
-        assert!(matches!(Breaker::is_tripped(tmp.path(), "k"), Err(BreakerError::Corrupt { .. })));
+        let err = Breaker::is_tripped(tmp.path(), "k").unwrap_err();
+        assert!(err.to_string().contains("k.json"), "{err}");
+        std::fs::write(tmp.path().join(".curator/breaker/k.json"), r#"{"window":3}"#).unwrap();
+        let enabled = BreakerConfig::default();
+        let err = Breaker::record(tmp.path(), "k", M_FAIL, &enabled).unwrap_err();
+        assert!(matches!(err, BreakerError::Corrupt { .. }), "{err}");
+        let kept = std::fs::read_to_string(tmp.path().join(".curator/breaker/k.json")).unwrap();
+        assert!(kept.contains("\"window\": 3"), "a corrupt window is left as it was: {kept}");
     }
 
     #[test]

@@ -13,5 +13,7 @@ pub mod scopes;
 pub mod session;
 pub mod undo;
 
-pub use query::{InjectedObservation, QueryError, QueryOptions, QueryOutcome, RunStep, query};
+pub use query::{
+    InjectedObservation, QueryError, QueryOptions, QueryOutcome, RunStep, query, query_in,
+};
 pub use scopes::SuiteContext;

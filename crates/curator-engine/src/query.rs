@@ -1,22 +1,23 @@
 //! One step's memory: scoped query, injection block and run bookkeeping (agent-qa-memory §3–§4).
 //!
-//! This is what `curator query` (and later the HTTP and MCP surfaces) call. It always answers
-//! from the files as they are now: the on-disk index is refreshed for the folders the step reads,
-//! and if the index cannot be used at all, the same search runs over an in-RAM index of those
-//! folders. `min_trust` and `max_injections` are honoured (agent-qa ignores its config, §11.1).
+//! This is what `curator query`, the HTTP API and the MCP tools call, over any [`Store`]. It
+//! always answers from the observations as they are now: the file store refreshes its on-disk
+//! index for the folders the step reads (an in-RAM index when that index cannot be used at
+//! all), curator-pg searches its tables. `min_trust` and `max_injections` are honoured (agent-qa
+//! ignores its config, §11.1).
 
 use std::path::Path;
 
 use curator_core::render::{Injected, render_memory_context};
 use curator_core::{ScopeError, ScopeName};
 use curator_store::index::{
-    DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, Hit, IndexError, MemoryIndex, QueryMode,
-    SearchRequest, search_files,
+    DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, Hit, IndexError, QueryMode, SearchRequest,
 };
+use curator_store::{FileStore, FileStoreOptions, Store};
 use serde::Serialize;
 
 use crate::scopes::{SuiteContext, scope_selectors};
-use crate::session::{SessionError, record_injection, validate_run_id};
+use crate::session::{SessionError, record_injection_in, validate_run_id};
 
 /// agent-qa's effective `minTrust` (§2).
 pub const DEFAULT_MIN_TRUST: f64 = 0.3;
@@ -102,10 +103,19 @@ pub enum QueryError {
     /// The run session could not be recorded.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// The store could not search (a database store's errors, a missing memory root).
+    #[error(transparent)]
+    Store(curator_store::Error),
 }
 
-/// Answers one step: refresh and search the step's scopes, render the block, record the run.
+/// Answers one step from the file store at `root`: [`query_in`] that store.
 pub fn query(root: &Path, opts: &QueryOptions) -> Result<QueryOutcome, QueryError> {
+    let store = FileStore::open(root, FileStoreOptions::default()).map_err(QueryError::Store)?;
+    query_in(&store, opts)
+}
+
+/// Answers one step: search the step's scopes in `store`, render the block, record the run.
+pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, QueryError> {
     if !(0.0..=1.0).contains(&opts.min_trust) {
         return Err(QueryError::MinTrust(opts.min_trust));
     }
@@ -122,19 +132,14 @@ pub fn query(root: &Path, opts: &QueryOptions) -> Result<QueryOutcome, QueryErro
         min_relevance: opts.min_relevance,
         keep_ratio: DEFAULT_KEEP_RATIO,
     };
-    let hits = match MemoryIndex::open(root) {
-        Ok(index) => index.search(&req)?,
-        Err(IndexError::Io { path, source }) => return Err(IndexError::Io { path, source }.into()),
-        Err(e) => {
-            // A read-only root or an index we cannot even recreate: answer from the files.
-            tracing::warn!(error = %e, "index unavailable; answering from the files in RAM");
-            search_files(root, &req)?
-        }
-    };
+    let hits = store.search(&req).map_err(|e| match e {
+        curator_store::Error::Index(e) => QueryError::Index(e),
+        e => QueryError::Store(e),
+    })?;
     let outcome = outcome(hits);
     if let Some(run) = &opts.run {
         let ids: Vec<String> = outcome.observations.iter().map(|o| o.id.clone()).collect();
-        record_injection(root, &run.run_id, run.step, &ids)?;
+        record_injection_in(store, &run.run_id, run.step, &ids)?;
     }
     Ok(outcome)
 }

@@ -22,5 +22,5 @@ mod transfer;
 
 pub use error::{PgError, Result};
 pub use migrate::{MigrationStatus, MigrationsStatus, SCHEMA_VERSION};
-pub use store::{PgOptions, PgStore};
+pub use store::{PgOptions, PgStore, target_of};
 pub use transfer::{Progress, TransferReport, export_dir, import_dir};

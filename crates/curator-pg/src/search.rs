@@ -133,7 +133,7 @@ fn selector<'r>(req: &'r SearchRequest, i: usize, scope: &ScopeName) -> Option<&
 
 impl PgStore {
     /// Searches the request's scopes, best hit first (see the module doc for both modes).
-    pub fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+    pub(crate) fn search_rows(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
         if req.max_results == 0 || req.scopes.is_empty() {
             return Ok(Vec::new());
         }

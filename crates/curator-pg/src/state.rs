@@ -5,7 +5,7 @@
 //! and the curate call that blames it may run on different machines. The rules are the file
 //! versions': a step's later query replaces its entry, a query that injected nothing removes
 //! it. Breaker windows are opaque JSON owned by curator-engine (this crate sits below it);
-//! [`PgStore::update_breaker`] changes one under a row lock, so concurrent runs recording
+//! [`PgStore::change_breaker`] changes one under a row lock, so concurrent runs recording
 //! outcomes never lose one.
 
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use crate::store::PgStore;
 impl PgStore {
     /// Records that `ids` were injected into `step` of `run_id` (replacing an earlier attempt
     /// of the step; an empty `ids` removes the step's entry).
-    pub fn record_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+    pub(crate) fn put_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
         let client = self.client()?;
         let step_i = i64::try_from(step).unwrap_or(i64::MAX);
         let done = self.block_on(async {
@@ -43,7 +43,7 @@ impl PgStore {
     }
 
     /// Step → injected ids of `run_id` (empty when nothing was recorded).
-    pub fn load_session(&self, run_id: &str) -> Result<BTreeMap<u64, Vec<String>>> {
+    pub(crate) fn session_steps(&self, run_id: &str) -> Result<BTreeMap<u64, Vec<String>>> {
         let client = self.client()?;
         let rows = self
             .block_on(client.query(
@@ -58,7 +58,7 @@ impl PgStore {
     }
 
     /// The breaker window stored under `key`, if any.
-    pub fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {
+    pub(crate) fn breaker_row(&self, key: &str) -> Result<Option<serde_json::Value>> {
         let client = self.client()?;
         let row = self
             .block_on(client.query_opt("SELECT state FROM breaker_state WHERE key = $1", &[&key]))
@@ -68,7 +68,7 @@ impl PgStore {
 
     /// Replaces the window under `key` with what `change` makes of the current one (`None`
     /// when there is none yet), holding the row's lock throughout; returns the new window.
-    pub fn update_breaker(
+    pub(crate) fn change_breaker(
         &self,
         key: &str,
         change: &mut dyn FnMut(Option<serde_json::Value>) -> serde_json::Value,

@@ -15,8 +15,9 @@
 use std::future::Future;
 use std::time::Duration;
 
+use curator_store::index::{Hit, SearchRequest};
 use curator_store::{
-    Error, JournalEntry, JournalFilter, ListFilter, Listing, Result, Store, Transaction,
+    Error, JournalEntry, JournalFilter, ListFilter, Listing, Result, RunSession, Store, Transaction,
 };
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
@@ -91,6 +92,13 @@ fn describe(config: &tokio_postgres::Config) -> String {
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let db = config.get_dbname().or(config.get_user()).unwrap_or("postgres");
     format!("{host}:{port}/{db}")
+}
+
+/// `host:port/dbname` of the connection string `url`, for messages: never the password.
+pub fn target_of(url: &str) -> Result<String, PgError> {
+    let config: tokio_postgres::Config =
+        url.parse().map_err(|e: tokio_postgres::Error| PgError::Config(e.to_string()))?;
+    Ok(describe(&config))
 }
 
 impl PgStore {
@@ -325,6 +333,34 @@ impl Store for PgStore {
             line: usize::try_from(seq).unwrap_or(usize::MAX),
             reason,
         })
+    }
+    fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+        self.search_rows(req)
+    }
+
+    fn record_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+        self.put_injection(run_id, step, ids)
+    }
+
+    fn load_session(&self, run_id: &str) -> Result<Option<RunSession>> {
+        let injected = self.session_steps(run_id)?;
+        Ok((!injected.is_empty()).then(|| RunSession {
+            run_id: run_id.to_owned(),
+            injected,
+            extra: serde_json::Map::new(),
+        }))
+    }
+
+    fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {
+        self.breaker_row(key)
+    }
+
+    fn update_breaker(
+        &self,
+        key: &str,
+        change: &mut dyn FnMut(Option<serde_json::Value>) -> serde_json::Value,
+    ) -> Result<serde_json::Value> {
+        self.change_breaker(key, change)
     }
 }
 

@@ -113,6 +113,7 @@ impl From<StoreError> for ApiError {
             StoreError::Parse { .. } | StoreError::Refused { .. } => (S::CONFLICT, "refused_file"),
             StoreError::LockTimeout { .. } => (S::SERVICE_UNAVAILABLE, "lock_timeout"),
             StoreError::Lock { .. } => (S::SERVICE_UNAVAILABLE, "lock_unavailable"),
+            StoreError::Database { .. } => (S::SERVICE_UNAVAILABLE, "database_error"),
             _ => (S::INTERNAL_SERVER_ERROR, "internal"),
         };
         ApiError::new(status, code, e.to_string())
@@ -137,6 +138,7 @@ impl From<QueryError> for ApiError {
             QueryError::Scope(..) => ApiError::invalid_scope(e.to_string()),
             QueryError::MinTrust(_) => ApiError::bad_request(e.to_string()),
             QueryError::Session(s) => s.into(),
+            QueryError::Store(s) => s.into(),
             other => ApiError::internal(other.to_string()),
         }
     }
@@ -148,6 +150,7 @@ impl From<SessionError> for ApiError {
             SessionError::InvalidRunId(_) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "invalid_run_id", e.to_string())
             }
+            SessionError::Store(s) => s.into(),
             other => ApiError::internal(other.to_string()),
         }
     }

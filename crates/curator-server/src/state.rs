@@ -86,7 +86,9 @@ impl AppState {
         Self::with_store(Arc::new(store), root, options)
     }
 
-    /// State over any store; `root` is where run sessions, breakers and the index live.
+    /// State over any store (curator-pg for a shared database). Queries, run sessions and
+    /// breakers go through the store; `root` is the memory root the UI shows and watches for
+    /// live refresh (with a database store nothing there changes, so refresh is manual).
     pub fn with_store(store: Arc<dyn Store>, root: PathBuf, mut options: ServerOptions) -> Self {
         if options.body_limit == 0 {
             options.body_limit = DEFAULT_BODY_LIMIT;

@@ -59,6 +59,20 @@ pub enum Error {
     /// driver's error (its SQLSTATE decides whether a transaction is retried).
     #[error("database error while {what}: {source}")]
     Database { what: String, source: Box<dyn std::error::Error + Send + Sync> },
+    /// The full-text index could not answer (file store; see `index`).
+    #[error(transparent)]
+    Index(#[from] crate::index::IndexError),
+    /// A run id or breaker key that cannot name a session or a breaker (it would not be a
+    /// plain file name under `<root>/.curator/`).
+    #[error("invalid {kind} {key:?}: {rule}")]
+    InvalidKey { kind: &'static str, key: String, rule: String },
+    /// A run-session or breaker file that is not the JSON this store writes.
+    #[error("{path}: not a valid {what}: {reason}")]
+    State { path: PathBuf, what: &'static str, reason: String },
+    /// The store does not keep this kind of data (a store of observations only, such as a test
+    /// double, keeps the [`crate::Store`] trait's refusing defaults).
+    #[error("this store does not support {operation}")]
+    Unsupported { operation: &'static str },
 }
 
 impl Error {

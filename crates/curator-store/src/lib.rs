@@ -11,6 +11,7 @@ mod file_store;
 pub mod index;
 mod journal;
 mod lock;
+mod run_state;
 mod store;
 
 pub use atomic::atomic_write;
@@ -18,6 +19,7 @@ pub use error::{Error, Result};
 pub use file_store::{FileStore, FileStoreOptions};
 pub use journal::{JournalEntry, JournalFilter};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
+pub use run_state::{MAX_RUN_ID_LEN, RunSession, is_valid_run_id};
 pub use store::{
     Action, ListFilter, Listing, Problem, ProblemKind, Store, StoredObservation, Transaction,
 };

@@ -1,7 +1,9 @@
 //! The `Store` trait: the one interface the engine uses to read and change observations.
 //!
-//! The file store implements it over a memory directory; a PostgreSQL store will implement it
-//! later. A store never guesses: a missing id is `NotFound`, an id present in two folders is
+//! The file store implements it over a memory directory, curator-pg over a PostgreSQL database;
+//! besides observations and the journal a store keeps what a step's query and the curator share
+//! across processes (search, run sessions, breaker windows), so the engine runs unchanged on
+//! either (issue 7 item 4). A store never guesses: a missing id is `NotFound`, an id present in two folders is
 //! `DuplicateId`, and a file that cannot be read as a safe observation is a [`Problem`] that
 //! listings report instead of skipping silently.
 
@@ -9,8 +11,10 @@ use std::path::PathBuf;
 
 use curator_core::{Observation, ObservationId, ScopeName, Tier, codec::ParseError};
 
-use crate::Result;
+use crate::index::{Hit, SearchRequest};
 use crate::journal::{JournalEntry, JournalFilter};
+use crate::run_state::RunSession;
+use crate::{Error, Result};
 
 /// An observation together with where it lives.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +111,48 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Journal entries, oldest first.
     fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>>;
+
+    /// The step's memory: every served observation of the request's scopes that matches its
+    /// text, best first (agent-qa-memory §3.2, §3.3). The file store answers from its tantivy
+    /// index (refreshed first; an in-RAM index when the index cannot be written), curator-pg
+    /// from PostgreSQL's full-text index with the same scope, trust and phrase rules.
+    fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+        let _ = req;
+        Err(Error::Unsupported { operation: "search" })
+    }
+
+    /// Records that `ids` were injected into `step` of `run_id` (§3.4): a later record for the
+    /// same step replaces its entry (the last attempt counts), and an empty `ids` removes it.
+    fn record_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+        let _ = (run_id, step, ids);
+        Err(Error::Unsupported { operation: "run sessions" })
+    }
+
+    /// What was recorded for `run_id`; `None` when nothing ever was.
+    fn load_session(&self, run_id: &str) -> Result<Option<RunSession>> {
+        let _ = run_id;
+        Err(Error::Unsupported { operation: "run sessions" })
+    }
+
+    /// The circuit-breaker window stored under `key` (§9), `None` when there is none. The
+    /// window's shape belongs to curator-engine; the store keeps it as JSON.
+    fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {
+        let _ = key;
+        Err(Error::Unsupported { operation: "circuit breakers" })
+    }
+
+    /// Replaces the window under `key` with what `change` makes of the current one (`None`
+    /// when there is none yet) and returns it; `change` is called exactly once when this
+    /// succeeds. No other writer of `key` runs in between, in this process or another, so
+    /// concurrent runs recording outcomes never lose one.
+    fn update_breaker(
+        &self,
+        key: &str,
+        change: &mut dyn FnMut(Option<serde_json::Value>) -> serde_json::Value,
+    ) -> Result<serde_json::Value> {
+        let _ = (key, change);
+        Err(Error::Unsupported { operation: "circuit breakers" })
+    }
 }
 
 /// Reads and writes under the writer lock. Reads here see the files as they are now, not a cache.

@@ -1,22 +1,25 @@
 //! Run sessions and breaker windows shared through the database.
 
+use curator_store::Store;
+
 use crate::util::pg_store;
 
 #[test]
 fn run_steps_replace_and_clear_like_the_file_sessions() {
     let (_db, pg) = pg_store();
-    assert!(pg.load_session("r_1").unwrap().is_empty());
+    assert_eq!(pg.load_session("r_1").unwrap(), None);
     pg.record_injection("r_1", 0, &["obs_a".into(), "obs_b".into()]).unwrap();
     pg.record_injection("r_1", 2, &["obs_c".into()]).unwrap();
     pg.record_injection("r_1", 0, &["obs_d".into()]).unwrap();
     pg.record_injection("r_2", 0, &["obs_x".into()]).unwrap();
-    let s = pg.load_session("r_1").unwrap();
+    let s = pg.load_session("r_1").unwrap().unwrap();
+    assert_eq!(s.run_id, "r_1");
     assert_eq!(
-        s.into_iter().collect::<Vec<_>>(),
+        s.injected.into_iter().collect::<Vec<_>>(),
         vec![(0, vec!["obs_d".into()]), (2, vec!["obs_c".into()])]
     );
     pg.record_injection("r_1", 2, &[]).unwrap();
-    assert_eq!(pg.load_session("r_1").unwrap().len(), 1);
+    assert_eq!(pg.load_session("r_1").unwrap().unwrap().injected.len(), 1);
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //! field and rule); the catalog turns it into an `isError` result the agent can read.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use curator_core::SnapshotEntry;
 use curator_engine::breaker::Breaker;
@@ -19,8 +19,9 @@ use curator_engine::curate::{
     CurateOptions, Decisions, MemoryLog, RunRecord, RunRecordError, curate,
 };
 use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
-use curator_engine::session::{load_session, record_injection, validate_run_id};
+use curator_engine::session::{load_session_in, record_injection_in, validate_run_id};
 use curator_engine::{QueryOutcome, RunStep};
+use curator_store::Store;
 use serde_json::{Value, json};
 
 use super::schema::{
@@ -87,7 +88,7 @@ pub(crate) fn query_memory(
         }),
     };
     let tripped = match &run {
-        Some(run) => breaker_tripped(state.root(), &run.run_id, input.suite.as_deref())?,
+        Some(run) => breaker_tripped(state.store(), &run.run_id, input.suite.as_deref())?,
         None => false,
     };
     let outcome = if tripped {
@@ -95,7 +96,7 @@ pub(crate) fn query_memory(
             run.as_ref().ok_or_else(|| ApiError::internal("a tripped breaker needs a run"))?;
         // Refuse a bad request exactly as an untripped query would, then inject nothing.
         request.options(state, None)?;
-        record_injection(state.root(), &run.run_id, run.step, &[])?;
+        record_injection_in(state.store(), &run.run_id, run.step, &[])?;
         QueryOutcome { observations: Vec::new(), formatted: None }
     } else {
         run_query(state, &request, run.clone())?
@@ -114,12 +115,12 @@ pub(crate) fn query_memory(
     Ok(out)
 }
 
-fn breaker_tripped(root: &Path, run_id: &str, suite: Option<&str>) -> Result<bool, ApiError> {
-    if Breaker::is_tripped(root, run_id)? {
+fn breaker_tripped(store: &dyn Store, run_id: &str, suite: Option<&str>) -> Result<bool, ApiError> {
+    if Breaker::is_tripped_in(store, run_id)? {
         return Ok(true);
     }
     match suite {
-        Some(suite) => Ok(Breaker::is_tripped(root, suite)?),
+        Some(suite) => Ok(Breaker::is_tripped_in(store, suite)?),
         None => Ok(false),
     }
 }
@@ -134,7 +135,7 @@ pub(crate) fn record_run(
     let mut record = RunRecord::from_value(&input.run)?;
     if record.needs_session() {
         let session: BTreeMap<usize, Vec<String>> = match &record.run_id {
-            Some(run_id) => load_session(state.root(), run_id)?
+            Some(run_id) => load_session_in(state.store(), run_id)?
                 .map(|s| s.injected.into_iter().map(|(step, ids)| (step as usize, ids)).collect())
                 .unwrap_or_default(),
             None => BTreeMap::new(),
@@ -245,6 +246,7 @@ pub(super) mod tests {
     use crate::mcp::schema::SuiteIn;
     use crate::state::ServerOptions;
     use curator_store::{FileStore, FileStoreOptions};
+    use std::path::Path;
 
     const REVIEWS: &str = "obs_hover-ginger-harbor-echo-citrus-ginger";
     const CART_BADGE: &str = "obs_noble-poppy-winter-dingo-hazel-storm-bloom-orbit-coral-sage";
@@ -305,7 +307,7 @@ pub(super) mod tests {
         assert!(block.starts_with("<memory-context>"), "{block}");
         assert!(block.contains("Product reviews widget is flaky"), "{block}");
         assert!(out.recorded && !out.breaker_tripped);
-        let session = load_session(f.ctx.state.root(), "r_mcp-test").unwrap().unwrap();
+        let session = load_session_in(f.ctx.state.store(), "r_mcp-test").unwrap().unwrap();
         assert_eq!(session.injected_at(2), ids.iter().map(|s| s.to_string()).collect::<Vec<_>>());
     }
 

@@ -49,7 +49,7 @@ async fn status(
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     blocking(&state, move |s| {
-        let b = Breaker::load(s.root(), &key)?;
+        let b = Breaker::load_in(s.store(), &key)?;
         Ok(view(&key, &b, &s.engine().breaker, false))
     })
     .await
@@ -91,7 +91,7 @@ async fn record(
     blocking(&state, move |s| {
         let config = s.engine().breaker;
         let (b, now) =
-            Breaker::record(s.root(), &key, RunOutcome { with_memory, passed }, &config)?;
+            Breaker::record_in(s.store(), &key, RunOutcome { with_memory, passed }, &config)?;
         Ok(view(&key, &b, &config, now))
     })
     .await
@@ -103,7 +103,7 @@ async fn reset(
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     blocking(&state, move |s| {
-        let b = Breaker::reset(s.root(), &key)?;
+        let b = Breaker::reset_in(s.store(), &key)?;
         Ok(view(&key, &b, &s.engine().breaker, false))
     })
     .await

@@ -88,7 +88,7 @@ pub(crate) fn run_query(
     run: Option<RunStep>,
 ) -> Result<QueryOutcome, ApiError> {
     let opts = request.options(state, run)?;
-    Ok(curator_engine::query(state.root(), &opts)?)
+    Ok(curator_engine::query_in(state.store(), &opts)?)
 }
 
 async fn query(

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Json};
 use curator_engine::breaker::Breaker;
 use curator_engine::curate::{CurateOptions, Decisions, MemoryLog, RunRecord, curate};
 use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
-use curator_engine::session::{load_session, record_injection, validate_run_id};
+use curator_engine::session::{load_session_in, record_injection_in, validate_run_id};
 use curator_engine::{QueryOutcome, RunStep};
 use curator_store::{JournalEntry, JournalFilter};
 use serde::{Deserialize, Serialize};
@@ -107,7 +107,7 @@ async fn start(
 /// A run's session and journal, or 404 when neither exists.
 pub(crate) fn run_detail(state: &AppState, run_id: &str) -> Result<Value, ApiError> {
     validate_run_id(run_id)?;
-    let session = load_session(state.root(), run_id)?;
+    let session = load_session_in(state.store(), run_id)?;
     let journal =
         state.store().journal(&JournalFilter { id: None, run_id: Some(run_id.to_owned()) })?;
     if session.is_none() && journal.is_empty() {
@@ -128,11 +128,11 @@ async fn show(
 
 /// Whether the breaker of the run or of its suite is tripped.
 fn breaker_tripped(state: &AppState, run_id: &str, suite: Option<&str>) -> Result<bool, ApiError> {
-    if Breaker::is_tripped(state.root(), run_id)? {
+    if Breaker::is_tripped_in(state.store(), run_id)? {
         return Ok(true);
     }
     match suite {
-        Some(suite) => Ok(Breaker::is_tripped(state.root(), suite)?),
+        Some(suite) => Ok(Breaker::is_tripped_in(state.store(), suite)?),
         None => Ok(false),
     }
 }
@@ -151,7 +151,7 @@ async fn step_query(
         let outcome = if tripped {
             // Validate the request as a query would, then inject nothing.
             request.options(&s, None)?;
-            record_injection(s.root(), &run_id, step, &[])?;
+            record_injection_in(s.store(), &run_id, step, &[])?;
             QueryOutcome { observations: Vec::new(), formatted: None }
         } else {
             let run = RunStep { run_id: run_id.clone(), step };
@@ -192,7 +192,7 @@ fn prepare_record(state: &AppState, run_id: &str, value: &Value) -> Result<RunRe
         None => record.run_id = Some(run_id.to_owned()),
     }
     if record.needs_session() {
-        let session = load_session(state.root(), run_id)?
+        let session = load_session_in(state.store(), run_id)?
             .map(|s| s.injected.into_iter().map(|(step, ids)| (step as usize, ids)).collect())
             .unwrap_or_default();
         record.fill_injected(&session);

@@ -11,7 +11,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use curator_core::Tier;
-use curator_engine::session::{load_session, validate_run_id};
+use curator_engine::session::{load_session_in, validate_run_id};
 use curator_store::{JournalFilter, ListFilter};
 use serde::Deserialize;
 
@@ -234,7 +234,7 @@ fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiE
     validate_run_id(&run_id)?;
     let entries =
         state.store().journal(&JournalFilter { id: None, run_id: Some(run_id.clone()) })?;
-    let session = load_session(state.root(), &run_id)?;
+    let session = load_session_in(state.store(), &run_id)?;
     if entries.is_empty() && session.is_none() {
         return Err(ApiError::not_found(format!(
             "run {run_id} has no session and no journal entry"

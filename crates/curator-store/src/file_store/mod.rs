@@ -14,6 +14,7 @@
 mod id_index;
 mod layout;
 mod read;
+mod state;
 mod transaction;
 
 use std::collections::HashMap;
@@ -24,8 +25,10 @@ use std::time::Duration;
 
 use curator_core::{ObservationId, ScopeName, Tier};
 
+use crate::index::{Hit, IndexError, MemoryIndex, SearchRequest, search_files};
 use crate::journal::{Journal, JournalEntry, JournalFilter};
 use crate::lock::{LockOptions, acquire_lock};
+use crate::run_state::RunSession;
 use crate::store::{
     ListFilter, Listing, Problem, ProblemKind, Store, StoredObservation, Transaction,
 };
@@ -223,6 +226,41 @@ impl Store for FileStore {
 
     fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
         self.journal.read(filter)
+    }
+
+    /// Searches the on-disk index, refreshed first for the request's folders. An index that
+    /// cannot be used at all (a read-only root, a broken index that cannot be recreated) is not
+    /// the reason a query fails: the same search runs over an in-RAM index of those folders.
+    fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+        let hits = match MemoryIndex::open(&self.root) {
+            Ok(index) => index.search(req)?,
+            Err(IndexError::Io { path, source }) => return Err(Error::io(path, source)),
+            Err(e) => {
+                tracing::warn!(error = %e, "index unavailable; answering from the files in RAM");
+                search_files(&self.root, req)?
+            }
+        };
+        Ok(hits)
+    }
+
+    fn record_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+        state::record_injection(&self.root, run_id, step, ids)
+    }
+
+    fn load_session(&self, run_id: &str) -> Result<Option<RunSession>> {
+        state::load_session(&self.root, run_id)
+    }
+
+    fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {
+        state::load_breaker(&self.root, key)
+    }
+
+    fn update_breaker(
+        &self,
+        key: &str,
+        change: &mut dyn FnMut(Option<serde_json::Value>) -> serde_json::Value,
+    ) -> Result<serde_json::Value> {
+        state::update_breaker(&self.root, key, change)
     }
 }
 

@@ -1,0 +1,164 @@
+//! The file store's run sessions and breaker windows: JSON files under `<root>/.curator/`
+//! (agent-qa-memory §3.4, §9; issue 7 item 4).
+//!
+//! * `runs/<run_id>.json` — a [`RunSession`]. Replaced atomically, so a reader sees the old or
+//!   the new session, never a torn one; keys a newer curator wrote are kept. Steps of one run
+//!   are recorded one after another by the harness that runs them; two processes recording the
+//!   same run at the same instant could lose one update (last writer wins).
+//! * `breaker/<key>.json` — one breaker window, changed only under `breaker/<key>.lock` (the
+//!   agent-qa lock protocol, per key), so concurrent outcomes are never lost.
+//!
+//! Deleting `.curator/` loses these (agent-qa keeps them in memory only); no observation is lost.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::lock::{LockOptions, acquire_lock};
+use crate::run_state::{RunSession, check_breaker_key, check_run_id};
+use crate::{Error, Result, atomic_write};
+
+/// How long a breaker change waits for another process changing the same key.
+const BREAKER_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `<root>/.curator/runs/<run_id>.json`, after checking the id.
+pub(crate) fn session_path(root: &Path, run_id: &str) -> Result<PathBuf> {
+    check_run_id(run_id)?;
+    Ok(root.join(".curator").join("runs").join(format!("{run_id}.json")))
+}
+
+/// `<root>/.curator/breaker/<key>.json`, after checking the key.
+pub(crate) fn breaker_path(root: &Path, key: &str) -> Result<PathBuf> {
+    check_breaker_key(key)?;
+    Ok(root.join(".curator").join("breaker").join(format!("{key}.json")))
+}
+
+/// The text of `path`, `None` when it does not exist.
+fn read_optional(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Writes `value` as pretty JSON plus a newline, creating the folder first.
+fn write_json(path: &Path, value: &impl serde::Serialize, what: &'static str) -> Result<()> {
+    let mut json = serde_json::to_vec_pretty(value).map_err(|e| Error::State {
+        path: path.to_owned(),
+        what,
+        reason: e.to_string(),
+    })?;
+    json.push(b'\n');
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    atomic_write(path, &json)
+}
+
+pub(crate) fn load_session(root: &Path, run_id: &str) -> Result<Option<RunSession>> {
+    let path = session_path(root, run_id)?;
+    let Some(text) = read_optional(&path)? else { return Ok(None) };
+    serde_json::from_str(&text).map(Some).map_err(|e| Error::State {
+        path,
+        what: "run session",
+        reason: e.to_string(),
+    })
+}
+
+pub(crate) fn record_injection(root: &Path, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+    let path = session_path(root, run_id)?;
+    let mut session = match load_session(root, run_id)? {
+        Some(s) => s,
+        None if ids.is_empty() => return Ok(()),
+        None => RunSession { run_id: run_id.to_owned(), ..RunSession::default() },
+    };
+    if ids.is_empty() {
+        if session.injected.remove(&step).is_none() {
+            return Ok(());
+        }
+    } else {
+        session.injected.insert(step, ids.to_vec());
+    }
+    write_json(&path, &session, "run session")
+}
+
+pub(crate) fn load_breaker(root: &Path, key: &str) -> Result<Option<serde_json::Value>> {
+    let path = breaker_path(root, key)?;
+    let Some(text) = read_optional(&path)? else { return Ok(None) };
+    serde_json::from_str(&text).map(Some).map_err(|e| Error::State {
+        path,
+        what: "breaker state",
+        reason: e.to_string(),
+    })
+}
+
+pub(crate) fn update_breaker(
+    root: &Path,
+    key: &str,
+    change: &mut dyn FnMut(Option<serde_json::Value>) -> serde_json::Value,
+) -> Result<serde_json::Value> {
+    let path = breaker_path(root, key)?;
+    let dir = path.parent().unwrap_or(root);
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let guard =
+        acquire_lock(&path.with_extension("lock"), &LockOptions { timeout: BREAKER_LOCK_TIMEOUT })?;
+    let result = load_breaker(root, key).and_then(|current| {
+        let next = change(current);
+        write_json(&path, &next, "breaker state")?;
+        Ok(next)
+    });
+    let released = guard.release();
+    let next = result?;
+    released?;
+    Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_later_record_for_the_same_step_replaces_its_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        record_injection(root, "r1", 0, &ids(&["obs_a"])).unwrap();
+        record_injection(root, "r1", 2, &ids(&["obs_b", "obs_c"])).unwrap();
+        record_injection(root, "r1", 0, &ids(&["obs_d"])).unwrap();
+        let s = load_session(root, "r1").unwrap().unwrap();
+        assert_eq!((s.run_id.as_str(), s.injected_at(0)), ("r1", &ids(&["obs_d"])[..]));
+        assert_eq!(s.injected_at(2), ["obs_b", "obs_c"]);
+        assert!(root.join(".curator/runs/r1.json").is_file());
+        record_injection(root, "r2", 0, &[]).unwrap();
+        assert!(load_session(root, "r2").unwrap().is_none(), "nothing injected: no file");
+    }
+
+    #[test]
+    fn bad_files_and_names_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".curator/runs")).unwrap();
+        std::fs::write(root.join(".curator/runs/r4.json"), "not json").unwrap();
+        let err = load_session(root, "r4").unwrap_err();
+        assert!(err.to_string().contains("r4.json") && err.to_string().contains("run session"));
+        assert!(matches!(load_session(root, "../x"), Err(Error::InvalidKey { .. })));
+        assert!(matches!(load_breaker(root, "a/b"), Err(Error::InvalidKey { .. })));
+    }
+
+    #[test]
+    fn a_breaker_update_sees_the_previous_window_and_leaves_no_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(load_breaker(root, "k").unwrap(), None);
+        let bump = &mut |v: Option<serde_json::Value>| {
+            serde_json::json!(v.and_then(|v| v.as_u64()).unwrap_or(0) + 1)
+        };
+        update_breaker(root, "k", bump).unwrap();
+        assert_eq!(update_breaker(root, "k", bump).unwrap(), serde_json::json!(2));
+        assert_eq!(load_breaker(root, "k").unwrap(), Some(serde_json::json!(2)));
+        assert!(!root.join(".curator/breaker/k.lock").exists());
+    }
+}

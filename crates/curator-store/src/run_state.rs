@@ -1,0 +1,97 @@
+//! Run sessions and circuit-breaker state: what a store keeps besides observations
+//! (agent-qa-memory §3.4, §9; issue 7 item 4).
+//!
+//! The query that injects memory and the curate call that blames or confirms it are separate
+//! processes, maybe on separate machines, so the store that holds the observations also holds
+//! these: the file store as JSON files under `<root>/.curator/`, curator-pg as rows. Breaker
+//! windows are opaque JSON here, because their rules belong to curator-engine, above this crate.
+//! Run ids and breaker keys become file names in the file store, so both are checked here as
+//! well as in the engine: a store never builds a path from an unchecked name.
+
+use std::collections::BTreeMap;
+
+use curator_core::ScopeName;
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// Longest accepted run id, in bytes.
+pub const MAX_RUN_ID_LEN: usize = 128;
+
+/// The recorded injections of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSession {
+    pub run_id: String,
+    /// Step index (0-based, as agent-qa's `stepIndex`) → injected ids, best first. Only steps
+    /// that injected at least one observation have an entry.
+    #[serde(default)]
+    pub injected: BTreeMap<u64, Vec<String>>,
+    /// Keys this version does not know, kept on rewrite.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl RunSession {
+    /// The ids injected into `step`, or nothing.
+    pub fn injected_at(&self, step: u64) -> &[String] {
+        self.injected.get(&step).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Whether `run_id` is a safe file name: ASCII letters, digits, `.`, `_`, `-`; not starting
+/// with `.` (no `..`, no hidden files); 1 to [`MAX_RUN_ID_LEN`] bytes.
+pub fn is_valid_run_id(run_id: &str) -> bool {
+    !run_id.is_empty()
+        && run_id.len() <= MAX_RUN_ID_LEN
+        && !run_id.starts_with('.')
+        && run_id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Refuses a run id that [`is_valid_run_id`] rejects.
+pub(crate) fn check_run_id(run_id: &str) -> Result<()> {
+    if is_valid_run_id(run_id) {
+        return Ok(());
+    }
+    Err(Error::InvalidKey {
+        kind: "run id",
+        key: run_id.to_owned(),
+        rule: format!(
+            "1-{MAX_RUN_ID_LEN} characters from A-Z a-z 0-9 . _ -, not starting with '.'"
+        ),
+    })
+}
+
+/// Refuses a breaker key that is not a scope name or starts with `.`.
+pub(crate) fn check_breaker_key(key: &str) -> Result<()> {
+    let rule = match ScopeName::new(key) {
+        Err(e) => e.to_string(),
+        Ok(_) if key.starts_with('.') => "must not start with '.'".to_owned(),
+        Ok(_) => return Ok(()),
+    };
+    Err(Error::InvalidKey { kind: "breaker key", key: key.to_owned(), rule })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_must_be_plain_file_names() {
+        for good in ["r_lack-auto-quit", "run-2026.04.10_1", "A"] {
+            check_run_id(good).unwrap();
+        }
+        for bad in ["", ".", "..", "../x", "a/b", "a\\b", ".hidden", "a b", "é", "a\0"] {
+            assert!(check_run_id(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(!is_valid_run_id(&"r".repeat(MAX_RUN_ID_LEN + 1)));
+    }
+
+    #[test]
+    fn breaker_keys_must_be_scope_names() {
+        check_breaker_key("suite-checkout").unwrap();
+        for bad in ["", "..", "a/b", ".hidden"] {
+            let err = check_breaker_key(bad).unwrap_err();
+            assert!(err.to_string().contains("breaker key"), "{err}");
+        }
+    }
+}
