@@ -14,6 +14,7 @@ pub mod render;
 pub mod scanner;
 mod scope;
 pub mod similarity;
+pub mod time;
 pub mod trust;
 
 pub use id::{

@@ -148,7 +148,8 @@ mod tests {
 
     #[test]
     fn ordinary_names_are_kept_verbatim() {
-        for good in ["acme-web", "t_lack-auto-quit", "Checkout suite", "..hidden", "a..b", "Ünï"] {
+        for good in ["acme-web", "t_lack-auto-quit", "Checkout suite", "..hidden", "a..b", "Ünï"]
+        {
             assert_eq!(ScopeName::new(good).unwrap().as_str(), good);
         }
     }
