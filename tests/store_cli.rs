@@ -290,3 +290,38 @@ fn billion_laughs() -> Vec<u8> {
     yaml.push_str("---\nbody\n");
     yaml.into_bytes()
 }
+
+#[test]
+fn the_root_comes_from_the_config_file_relative_to_its_folder() {
+    let dir = Dir::new("config-root");
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "From config", "0.9", "a"),
+    );
+    std::fs::create_dir_all(dir.path().join("conf")).unwrap();
+    std::fs::write(
+        dir.path().join("conf/agent-qa.config.yaml"),
+        "services:\n  memory:\n    dir: ../memory\n    minTrust: 0.5\n",
+    )
+    .unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
+    cmd.current_dir(dir.path()).env_remove("CURATOR_ROOT");
+    cmd.args(["--config", "conf/agent-qa.config.yaml", "list"]);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(ID_A));
+
+    // $CURATOR_ROOT wins over the config; a strict config error names the key.
+    std::fs::write(
+        dir.path().join("conf/agent-qa.config.yaml"),
+        "services:\n  memory:\n    minTrust: 1.5\n",
+    )
+    .unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
+    cmd.current_dir(dir.path()).env("CURATOR_ROOT", dir.root());
+    cmd.args(["--config", "conf/agent-qa.config.yaml", "list"]);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("minTrust"), "{stderr}");
+}
