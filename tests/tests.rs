@@ -17,3 +17,6 @@ mod curate_cli;
 
 // query / eval: scoped retrieval and the <memory-context> block (issue 3).
 mod query_cli;
+
+// --store postgres://…: every command, serve, import/export, concurrent writers (issue 7).
+mod pg_cli;
