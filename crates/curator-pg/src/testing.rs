@@ -33,6 +33,7 @@ struct Server {
 }
 
 static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
+static DURABLE_SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// A fresh, empty database, dropped (best effort) when this value is dropped.
@@ -66,8 +67,24 @@ impl Drop for TestDatabase {
 
 /// A new empty database on the test server (started on first use).
 pub fn test_database() -> Result<TestDatabase, PgError> {
-    let server =
-        SERVER.get_or_init(start_server).as_ref().map_err(|e| PgError::Cluster(e.clone()))?;
+    database_on(&SERVER, false)
+}
+
+/// A new empty database on a cluster that keeps PostgreSQL's durability defaults (`fsync`,
+/// `synchronous_commit` and `full_page_writes` on), for benchmarks that compare write
+/// throughput with the file store, which fsyncs every write. Tests use [`test_database`].
+pub fn durable_test_database() -> Result<TestDatabase, PgError> {
+    database_on(&DURABLE_SERVER, true)
+}
+
+fn database_on(
+    cell: &OnceLock<Result<Server, String>>,
+    durable: bool,
+) -> Result<TestDatabase, PgError> {
+    let server = cell
+        .get_or_init(|| start_server(durable))
+        .as_ref()
+        .map_err(|e| PgError::Cluster(e.clone()))?;
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let name = format!("curator_t_{}_{n}", std::process::id());
     admin_exec(
@@ -114,7 +131,7 @@ fn admin_exec(admin_url: &str, sql: &str) -> Result<(), String> {
     })
 }
 
-fn start_server() -> Result<Server, String> {
+fn start_server(durable: bool) -> Result<Server, String> {
     if let Ok(url) = std::env::var("CURATOR_TEST_PG_URL")
         && !url.trim().is_empty()
     {
@@ -188,9 +205,14 @@ fn start_server() -> Result<Server, String> {
     // A free port can be taken between our probe and the server's bind: try a few.
     for _ in 0..3 {
         let port = free_port()?;
+        let safety = if durable {
+            "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+        } else {
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        };
         let opts = format!(
-            "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off \
-             -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' {safety} \
+             -c max_connections=200"
         );
         match run("pg_ctl", &["-D", &data_s, "-o", &opts, "-l", &log, "-w", "-t", "60", "start"]) {
             Ok(()) => {
