@@ -86,8 +86,8 @@ fn terms_mode_meets_the_dev_set_bar_and_beats_phrase_mode() {
 fn dev_set_halves() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&dev_set().join("memory"), dir.path());
-    let halves: [(&str, fn(usize) -> bool); 3] =
-        [("odd", |l| l % 2 == 1), ("even", |l| l % 2 == 0), ("all", |_| true)];
+    type Half = (&'static str, fn(usize) -> bool);
+    let halves: [Half; 3] = [("odd", |l| l % 2 == 1), ("even", |l| l % 2 == 0), ("all", |_| true)];
     for mode in [QueryMode::Terms, QueryMode::Phrase] {
         for (name, keep) in halves {
             let s = run_eval_on(dir.path(), mode, None, keep).summary;
