@@ -341,12 +341,12 @@ impl Corpus {
         let feature = FEATURES[*rng.pick(&self.features[product])];
         let other = FEATURES[*rng.pick(&self.features[product])];
         let element = *rng.pick(ELEMENTS);
-        let fact = fill(*rng.pick(FACTS), rng, feature, other);
+        let fact = fill(rng.pick::<&str>(FACTS), rng, feature, other);
         let title = format!("{feature} {element} {fact}");
         let mut content = format!("On the {feature} page the {element} {fact}.");
         for _ in 0..1 + rng.below(3) {
             content.push(' ');
-            content.push_str(&fill(*rng.pick(ADVICE), rng, feature, other));
+            content.push_str(&fill(rng.pick::<&str>(ADVICE), rng, feature, other));
         }
         if rng.chance(20) {
             content.push_str("\nSeen on the `");
@@ -396,7 +396,7 @@ impl Corpus {
                     .map(|_| {
                         let feature = FEATURES[*rng.pick(&self.features[info.product])];
                         let other = FEATURES[*rng.pick(&self.features[info.product])];
-                        fill(*rng.pick(STEPS), &mut rng, feature, other)
+                        fill(rng.pick::<&str>(STEPS), &mut rng, feature, other)
                     })
                     .collect();
                 TestRun {
