@@ -29,7 +29,7 @@ pub(crate) fn run(ctx: &Context, args: &BreakerArgs) -> Result<ExitCode> {
         );
     }
     if ctx.json {
-        output::print_json(&view(key, &state, &config, tripped_now))?;
+        output::print_json(&state.report(key, &config, tripped_now))?;
     } else {
         output::print_text(&text(key, &state, &config))?;
     }
@@ -45,30 +45,6 @@ pub(crate) fn breaker_config(ctx: &Context) -> BreakerConfig {
         baseline_size: m.circuit_breaker_baseline_size,
         threshold: m.circuit_breaker_threshold,
     }
-}
-
-fn view(
-    key: &str,
-    state: &BreakerState,
-    config: &BreakerConfig,
-    tripped_now: bool,
-) -> serde_json::Value {
-    let rates = state.rates();
-    serde_json::json!({
-        "key": key,
-        "enabled": config.enabled,
-        "tripped": state.tripped,
-        "tripped_now": tripped_now,
-        "tripped_at": state.tripped_at,
-        "window": state.window.len(),
-        "window_size": config.window_size,
-        "baseline_size": config.baseline_size,
-        "threshold": config.threshold,
-        "with_memory": {"runs": rates.with_memory, "failed": rates.with_memory_failed,
-                        "failure_rate": rates.memory_failure_rate()},
-        "baseline": {"runs": rates.baseline, "failed": rates.baseline_failed,
-                     "failure_rate": rates.baseline_failure_rate()},
-    })
 }
 
 fn text(key: &str, state: &BreakerState, config: &BreakerConfig) -> String {

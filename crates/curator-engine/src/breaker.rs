@@ -104,6 +104,32 @@ impl BreakerState {
         false
     }
 
+    /// The breaker as `curator breaker status --json` and `/api/v1/breaker/{key}` show it:
+    /// settings, whether (and when) it tripped, and both failure rates of the window.
+    pub fn report(
+        &self,
+        key: &str,
+        config: &BreakerConfig,
+        tripped_now: bool,
+    ) -> serde_json::Value {
+        let rates = self.rates();
+        serde_json::json!({
+            "key": key,
+            "enabled": config.enabled,
+            "tripped": self.tripped,
+            "tripped_now": tripped_now,
+            "tripped_at": self.tripped_at,
+            "window": self.window.len(),
+            "window_size": config.window_size,
+            "baseline_size": config.baseline_size,
+            "threshold": config.threshold,
+            "with_memory": {"runs": rates.with_memory, "failed": rates.with_memory_failed,
+                            "failure_rate": rates.memory_failure_rate()},
+            "baseline": {"runs": rates.baseline, "failed": rates.baseline_failed,
+                         "failure_rate": rates.baseline_failure_rate()},
+        })
+    }
+
     /// Counts of the window.
     pub fn rates(&self) -> BreakerRates {
         let (m, b): (Vec<&RunOutcome>, Vec<&RunOutcome>) =

@@ -3,9 +3,9 @@
 
 use axum::extract::{Path, State};
 use axum::response::Json;
-use curator_engine::breaker::{Breaker, BreakerConfig, BreakerState, RunOutcome};
+use curator_engine::breaker::{Breaker, RunOutcome};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::ApiRoutes;
 use crate::error::ApiError;
@@ -19,38 +19,13 @@ pub(crate) fn router() -> ApiRoutes {
         .post("/breaker/{key}/reset", reset)
 }
 
-/// The breaker as `curator breaker status --json` shows it.
-pub(crate) fn view(
-    key: &str,
-    state: &BreakerState,
-    config: &BreakerConfig,
-    tripped_now: bool,
-) -> Value {
-    let rates = state.rates();
-    json!({
-        "key": key,
-        "enabled": config.enabled,
-        "tripped": state.tripped,
-        "tripped_now": tripped_now,
-        "tripped_at": state.tripped_at,
-        "window": state.window.len(),
-        "window_size": config.window_size,
-        "baseline_size": config.baseline_size,
-        "threshold": config.threshold,
-        "with_memory": {"runs": rates.with_memory, "failed": rates.with_memory_failed,
-                        "failure_rate": rates.memory_failure_rate()},
-        "baseline": {"runs": rates.baseline, "failed": rates.baseline_failed,
-                     "failure_rate": rates.baseline_failure_rate()},
-    })
-}
-
 async fn status(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     blocking(&state, move |s| {
         let b = Breaker::load_in(s.store(), &key)?;
-        Ok(view(&key, &b, &s.engine().breaker, false))
+        Ok(b.report(&key, &s.engine().breaker, false))
     })
     .await
     .map(Json)
@@ -92,7 +67,7 @@ async fn record(
         let config = s.engine().breaker;
         let (b, now) =
             Breaker::record_in(s.store(), &key, RunOutcome { with_memory, passed }, &config)?;
-        Ok(view(&key, &b, &config, now))
+        Ok(b.report(&key, &config, now))
     })
     .await
     .map(Json)
@@ -104,7 +79,7 @@ async fn reset(
 ) -> Result<Json<Value>, ApiError> {
     blocking(&state, move |s| {
         let b = Breaker::reset_in(s.store(), &key)?;
-        Ok(view(&key, &b, &s.engine().breaker, false))
+        Ok(b.report(&key, &s.engine().breaker, false))
     })
     .await
     .map(Json)
