@@ -34,16 +34,18 @@
 //!    only if relevance × √trust reaches `keep_ratio` of the best: a weak match does not ride
 //!    along with a strong one, while a strong match with low trust (that `min_trust` admitted)
 //!    is not cut by trust alone — ordering already puts it lower.
+//!
+//! Cost: the pool is read once into a bit set per segment; each step term's postings are walked
+//! against it, which yields the document frequencies and, per document, a bit mask of the terms
+//! in its title and in its content. Judging is arithmetic on those masks; stored documents are
+//! read only for the few hits returned.
 
 use std::collections::HashSet;
 use std::ops::Bound;
 
-use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{
-    BooleanQuery, ConstScoreQuery, DisjunctionMaxQuery, Occur, Query, RangeQuery, TermSetQuery,
-};
-use tantivy::schema::Field;
-use tantivy::{Searcher, Term};
+use tantivy::query::{BooleanQuery, ConstScoreQuery, EnableScoring, Occur, Query, RangeQuery};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocAddress, DocId, DocSet, Searcher, TERMINATED, Term};
 
 use super::collect::{Candidate, load, sort_hits};
 use super::query::scope_filter;
@@ -64,16 +66,47 @@ const MIN_INFORMATIVE_TERMS: f64 = 0.8;
 const PREFIX_MIN_CHARS: usize = 5;
 /// Most pool terms one stem stands for (a guard against very generic prefixes).
 const MAX_FORMS: usize = 16;
-/// Candidates re-read and judged per query, best relevance first.
-const CANDIDATES: usize = 64;
+/// Most step terms considered (one bit each in a per-document mask); steps are a sentence.
+const MAX_STEP_TERMS: usize = 32;
 
-/// One known step term: the pool terms it stands for and its weight.
+/// One known step term: its weight and its bit in the masks.
 #[derive(Debug)]
 struct StepTerm {
-    forms: Vec<String>,
     weight: f64,
     /// Pool observations with one of `forms` in their title.
     title_df: u64,
+    bit: u32,
+}
+
+/// What the step says, as far as the pool knows it.
+#[derive(Debug)]
+struct Step {
+    /// The step's terms that occur in the pool.
+    known: Vec<StepTerm>,
+    /// Share of the step's distinct analyzed terms among `known`.
+    known_share: f64,
+}
+
+/// Which step terms (bits) one pool document has in its title and in its content.
+#[derive(Debug, Clone, Copy, Default)]
+struct Masks {
+    title: u32,
+    content: u32,
+}
+
+/// The pool of one segment: membership and the masks of the documents that match a term.
+struct SegmentPool {
+    in_pool: Vec<u64>,
+    masks: Vec<Masks>,
+    /// Pool documents with a non-empty mask, in first-match order.
+    touched: Vec<DocId>,
+}
+
+impl SegmentPool {
+    fn contains(&self, doc: DocId) -> bool {
+        let d = doc as usize;
+        self.in_pool.get(d / 64).is_some_and(|w| w & (1 << (d % 64)) != 0)
+    }
 }
 
 /// BM25's IDF of a term found in `df` of `n` observations.
@@ -82,34 +115,45 @@ fn idf(n: u64, df: u64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-/// The observations this step could be given: scope folders, `trust >= min_trust`.
-fn pool(fields: &Fields, req: &SearchRequest) -> Box<dyn Query> {
+/// The observations this step could be given: scope folders, `trust >= min_trust`, read once
+/// into one bit set per segment (every statistic below is a postings walk against it).
+fn pool(
+    searcher: &Searcher,
+    fields: &Fields,
+    req: &SearchRequest,
+) -> Result<(Vec<SegmentPool>, u64), IndexError> {
     let trust = RangeQuery::new(
         Bound::Included(Term::from_field_f64(fields.trust, req.min_trust)),
         Bound::Unbounded,
     );
-    Box::new(BooleanQuery::new(vec![
+    let query = BooleanQuery::new(vec![
         (Occur::Must, scope_filter(fields, &req.scopes)),
         (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(trust), 0.0))),
-    ]))
+    ]);
+    let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
+    let mut size = 0u64;
+    let mut pools = Vec::with_capacity(searcher.segment_readers().len());
+    for segment in searcher.segment_readers() {
+        let max = segment.max_doc() as usize;
+        let mut in_pool = vec![0u64; max.div_ceil(64)];
+        weight.for_each_no_score(segment, &mut |docs| {
+            for &doc in docs {
+                if !segment.is_deleted(doc) {
+                    in_pool[doc as usize / 64] |= 1 << (doc % 64);
+                    size += 1;
+                }
+            }
+        })?;
+        pools.push(SegmentPool {
+            in_pool,
+            masks: vec![Masks::default(); max],
+            touched: Vec::new(),
+        });
+    }
+    Ok((pools, size))
 }
 
-fn any_form(forms: &[String], fields: &[Field]) -> TermSetQuery {
-    TermSetQuery::new(
-        fields.iter().flat_map(|f| forms.iter().map(move |t| Term::from_field_text(*f, t))),
-    )
-}
-
-fn count_in_pool(
-    searcher: &Searcher,
-    pool: &dyn Query,
-    q: TermSetQuery,
-) -> Result<u64, IndexError> {
-    let both = BooleanQuery::new(vec![(Occur::Must, pool.box_clone()), (Occur::Must, Box::new(q))]);
-    Ok(searcher.search(&both, &Count)? as u64)
-}
-
-/// Index terms of `fields` that begin with `stem` (the stem itself included when present).
+/// Index terms of `fields` that begin with `stem` (the stem itself first).
 fn forms_of(searcher: &Searcher, fields: &[Field], stem: &str) -> Result<Vec<String>, IndexError> {
     let mut forms = vec![stem.to_owned()];
     if stem.chars().count() < PREFIX_MIN_CHARS {
@@ -136,20 +180,54 @@ fn forms_of(searcher: &Searcher, fields: &[Field], stem: &str) -> Result<Vec<Str
     Ok(forms)
 }
 
-/// What the step says, as far as the pool knows it.
-#[derive(Debug)]
-struct Step {
-    /// The step's terms that occur in the pool.
-    known: Vec<StepTerm>,
-    /// Share of the step's distinct analyzed terms among `known`.
-    known_share: f64,
+/// Marks `bit` on every pool document holding one of `forms` in `field`; returns how many pool
+/// documents got it in this field or (`any_before` false) in either field for the first time.
+fn mark(
+    searcher: &Searcher,
+    pools: &mut [SegmentPool],
+    field: Field,
+    forms: &[String],
+    bit: u32,
+    title: bool,
+) -> Result<(u64, u64), IndexError> {
+    let (mut new_any, mut new_field) = (0u64, 0u64);
+    for (segment, pool) in searcher.segment_readers().iter().zip(pools.iter_mut()) {
+        let inverted = segment.inverted_index(field)?;
+        for form in forms {
+            let term = Term::from_field_text(field, form);
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)?
+            else {
+                continue;
+            };
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if pool.contains(doc) {
+                    let m = &mut pool.masks[doc as usize];
+                    let before = m.title | m.content;
+                    let slot = if title { &mut m.title } else { &mut m.content };
+                    if *slot & bit == 0 {
+                        *slot |= bit;
+                        new_field += 1;
+                        if before & bit == 0 {
+                            new_any += 1;
+                        }
+                        if before == 0 {
+                            pool.touched.push(doc);
+                        }
+                    }
+                }
+                doc = postings.advance();
+            }
+        }
+    }
+    Ok((new_any, new_field))
 }
 
-/// Rules 2 and 3 of the module doc.
+/// Rules 2 and 3 of the module doc; marks every pool document with the step terms it holds.
 fn step_terms(
     searcher: &Searcher,
     fields: &Fields,
-    pool: &dyn Query,
+    pools: &mut [SegmentPool],
     pool_size: u64,
     sanitized: &str,
 ) -> Result<Step, IndexError> {
@@ -165,75 +243,54 @@ fn step_terms(
         }
     }
     let both = [fields.title_terms, fields.content_terms];
-    let mut out: Vec<StepTerm> = Vec::new();
+    let mut known: Vec<StepTerm> = Vec::new();
+    let mut seen_forms: HashSet<String> = HashSet::new();
     for stem in stems {
+        if known.len() >= MAX_STEP_TERMS {
+            break;
+        }
         let forms = forms_of(searcher, &both, &stem)?;
         // A form already covered by an earlier term (e.g. "login" from "log in" and a literal
         // "login") would count the same evidence twice.
-        if out.iter().any(|t| t.forms.iter().any(|f| forms.contains(f))) {
+        if forms.iter().any(|f| seen_forms.contains(f)) {
             continue;
         }
-        let df = count_in_pool(searcher, pool, any_form(&forms, &both))?;
+        let bit = 1u32 << known.len();
+        let (title_df, _) = mark(searcher, pools, fields.title_terms, &forms, bit, true)?;
+        let (content_new, _) = mark(searcher, pools, fields.content_terms, &forms, bit, false)?;
+        let df = title_df + content_new;
         if df == 0 {
             continue;
         }
-        let title_df = count_in_pool(searcher, pool, any_form(&forms, &[fields.title_terms]))?;
-        out.push(StepTerm { forms, weight: idf(pool_size, df), title_df });
+        seen_forms.extend(forms.iter().cloned());
+        known.push(StepTerm { weight: idf(pool_size, df), title_df, bit });
     }
-    let known_share = if step_len == 0 { 0.0 } else { out.len() as f64 / step_len as f64 };
-    Ok(Step { known: out, known_share })
-}
-
-/// Σ over step terms of its weight, boosted when in the title (max of the two, not the sum).
-fn relevance_query(fields: &Fields, terms: &[StepTerm]) -> BooleanQuery {
-    let clauses = terms
-        .iter()
-        .map(|t| {
-            let title = ConstScoreQuery::new(
-                Box::new(any_form(&t.forms, &[fields.title_terms])),
-                (t.weight * TITLE_BOOST) as f32,
-            );
-            let content = ConstScoreQuery::new(
-                Box::new(any_form(&t.forms, &[fields.content_terms])),
-                t.weight as f32,
-            );
-            let best: Box<dyn Query> =
-                Box::new(DisjunctionMaxQuery::new(vec![Box::new(title), Box::new(content)]));
-            (Occur::Should, best)
-        })
-        .collect();
-    BooleanQuery::new(clauses)
+    let known_share = if step_len == 0 { 0.0 } else { known.len() as f64 / step_len as f64 };
+    Ok(Step { known, known_share })
 }
 
 /// How one candidate matches the step.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Judgement {
+struct Judgement {
     /// Σ weight × title boost.
-    pub(crate) relevance: f64,
+    relevance: f64,
     /// Share of the known weight matched.
-    pub(crate) coverage: f64,
+    coverage: f64,
 }
 
 /// Rule 4 of the module doc: `None` when the candidate is not about the step.
-fn judge(
-    step: &Step,
-    pool_size: u64,
-    min_coverage: f64,
-    title: &HashSet<String>,
-    content: &HashSet<String>,
-) -> Option<Judgement> {
+fn judge(step: &Step, pool_size: u64, min_coverage: f64, masks: Masks) -> Option<Judgement> {
     let known: f64 = step.known.iter().map(|t| t.weight).sum();
-    let mut matched = Vec::new();
-    for t in &step.known {
-        let in_title = t.forms.iter().any(|f| title.contains(f));
-        if in_title || t.forms.iter().any(|f| content.contains(f)) {
-            matched.push((t, in_title));
-        }
-    }
-    let covered: f64 = matched.iter().map(|(t, _)| t.weight).sum();
+    let matched: Vec<(&StepTerm, bool)> = step
+        .known
+        .iter()
+        .filter(|t| (masks.title | masks.content) & t.bit != 0)
+        .map(|t| (t, masks.title & t.bit != 0))
+        .collect();
     if matched.is_empty() || known <= 0.0 {
         return None;
     }
+    let covered: f64 = matched.iter().map(|(t, _)| t.weight).sum();
     let coverage = covered / known;
     let any_title = matched.iter().any(|(_, in_title)| *in_title);
     let accepted = coverage >= min_coverage
@@ -254,6 +311,24 @@ fn judge(
     accepted.then_some(Judgement { relevance, coverage })
 }
 
+/// An accepted pool document before it is read.
+struct Accepted {
+    addr: DocAddress,
+    judgement: Judgement,
+    trust: f64,
+}
+
+impl Accepted {
+    fn score(&self) -> f64 {
+        self.judgement.relevance * self.trust
+    }
+
+    /// What the relative cut compares: relevance × √trust (module doc, rule 5).
+    fn strength(&self) -> f64 {
+        self.judgement.relevance * self.trust.max(0.0).sqrt()
+    }
+}
+
 /// Terms mode: the hits the step is about, best first (module doc).
 pub(crate) fn terms(
     searcher: &Searcher,
@@ -261,48 +336,51 @@ pub(crate) fn terms(
     req: &SearchRequest,
     sanitized: &str,
 ) -> Result<Vec<Hit>, IndexError> {
-    let pool = pool(fields, req);
-    let pool_size = searcher.search(&*pool, &Count)? as u64;
+    let (mut pools, pool_size) = pool(searcher, fields, req)?;
     if pool_size == 0 {
         return Ok(Vec::new());
     }
-    let step = step_terms(searcher, fields, &*pool, pool_size, sanitized)?;
+    let step = step_terms(searcher, fields, &mut pools, pool_size, sanitized)?;
     if step.known.is_empty() {
         return Ok(Vec::new());
     }
-    let query = BooleanQuery::new(vec![
-        (Occur::Must, pool),
-        (Occur::Must, Box::new(relevance_query(fields, &step.known))),
-    ]);
-    let top = searcher.search(&query, &TopDocs::with_limit(CANDIDATES).order_by_score())?;
-    let mut judged: Vec<(Candidate, f64)> = Vec::new();
-    for (_, addr) in top {
-        let Some(mut c) = load(searcher, fields, req, addr)? else { continue };
+    let mut accepted = Vec::new();
+    for (ord, (segment, pool)) in searcher.segment_readers().iter().zip(&pools).enumerate() {
+        let trust = segment.fast_fields().f64("trust")?;
+        for &doc in &pool.touched {
+            let Some(judgement) =
+                judge(&step, pool_size, req.min_relevance, pool.masks[doc as usize])
+            else {
+                continue;
+            };
+            let trust = trust.first(doc).unwrap_or(0.0);
+            accepted.push(Accepted { addr: DocAddress::new(ord as u32, doc), judgement, trust });
+        }
+    }
+    let best = accepted.iter().map(Accepted::strength).fold(0.0, f64::max);
+    accepted.retain(|a| a.strength() >= best * req.keep_ratio);
+    accepted.sort_by(|a, b| b.score().total_cmp(&a.score()));
+    // Read the best until `max_results` are in hand and the next one scores strictly lower, so
+    // ties are ordered by discovery order like phrase mode.
+    let mut hits: Vec<Candidate> = Vec::new();
+    for a in &accepted {
+        if hits.len() >= req.max_results && hits.last().is_some_and(|h| a.score() < h.hit.score) {
+            break;
+        }
+        let Some(mut c) = load(searcher, fields, req, a.addr)? else { continue };
         if c.hit.trust < req.min_trust {
             continue;
         }
-        let title = analyze_set(&c.hit.title);
-        let content = analyze_set(&c.hit.content);
-        let Some(j) = judge(&step, pool_size, req.min_relevance, &title, &content) else {
-            continue;
-        };
-        c.hit.score = j.relevance * c.hit.trust;
-        c.hit.relevance = j.coverage;
-        let strength = j.relevance * c.hit.trust.max(0.0).sqrt();
-        judged.push((c, strength));
+        c.hit.score = a.score();
+        c.hit.relevance = a.judgement.coverage;
+        hits.push(c);
     }
-    let best = judged.iter().map(|(_, strength)| *strength).fold(0.0, f64::max);
-    let mut hits: Vec<Candidate> = judged
-        .into_iter()
-        .filter(|(_, strength)| *strength >= best * req.keep_ratio)
-        .map(|(c, _)| c)
-        .collect();
     sort_hits(&mut hits);
     Ok(hits.into_iter().take(req.max_results).map(|c| c.hit).collect())
 }
 
 /// The distinct analyzed terms of `text`, in first-occurrence order.
-pub(crate) fn analyze_unique(text: &str) -> Vec<String> {
+fn analyze_unique(text: &str) -> Vec<String> {
     let mut analyzer = terms_analyzer();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -315,110 +393,139 @@ pub(crate) fn analyze_unique(text: &str) -> Vec<String> {
     out
 }
 
-fn analyze_set(text: &str) -> HashSet<String> {
-    analyze_unique(text).into_iter().collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A step term of one form, found in `df` of `n` pool observations (`title_df` in titles).
-    fn term(form: &str, n: u64, df: u64, title_df: u64) -> StepTerm {
-        StepTerm { forms: vec![form.into()], weight: idf(n, df), title_df }
+    /// A step term standing for `forms`, found in `df` of `n` pool observations (`title_df` in
+    /// titles).
+    fn term(forms: &[&str], n: u64, df: u64, title_df: u64) -> (Vec<String>, StepTerm) {
+        let forms = forms.iter().map(|f| (*f).to_owned()).collect();
+        (forms, StepTerm { weight: idf(n, df), title_df, bit: 0 })
     }
 
     fn set(words: &[&str]) -> HashSet<String> {
         words.iter().map(|w| (*w).to_owned()).collect()
     }
 
-    fn step(known: Vec<StepTerm>, step_len: usize) -> Step {
-        let known_share = known.len() as f64 / step_len as f64;
-        Step { known, known_share }
+    /// A step of `known` terms (bits in order) out of `step_len` distinct terms, and their forms.
+    struct Case {
+        step: Step,
+        forms: Vec<Vec<String>>,
+        n: u64,
+    }
+
+    fn case(known: Vec<(Vec<String>, StepTerm)>, step_len: usize, n: u64) -> Case {
+        let mut forms = Vec::new();
+        let mut terms = Vec::new();
+        for (i, (f, mut t)) in known.into_iter().enumerate() {
+            t.bit = 1 << i;
+            forms.push(f);
+            terms.push(t);
+        }
+        let known_share = terms.len() as f64 / step_len as f64;
+        Case { step: Step { known: terms, known_share }, forms, n }
+    }
+
+    impl Case {
+        /// Judges a document whose title and content hold these analyzed terms.
+        fn judge(&self, min: f64, title: &[&str], content: &[&str]) -> Option<Judgement> {
+            let (title, content) = (set(title), set(content));
+            let mut m = Masks::default();
+            for (t, forms) in self.step.known.iter().zip(&self.forms) {
+                if forms.iter().any(|f| title.contains(f)) {
+                    m.title |= t.bit;
+                }
+                if forms.iter().any(|f| content.contains(f)) {
+                    m.content |= t.bit;
+                }
+            }
+            judge(&self.step, self.n, min, m)
+        }
     }
 
     #[test]
     fn two_informative_terms_in_the_title_are_accepted_and_boosted() {
-        let s = step(vec![term("login", 20, 1, 1), term("button", 20, 4, 3)], 2);
-        let j = judge(&s, 20, 0.2, &set(&["login", "button"]), &set(&[])).unwrap();
+        let c = case(vec![term(&["login"], 20, 1, 1), term(&["button"], 20, 4, 3)], 2, 20);
+        let j = c.judge(0.2, &["login", "button"], &[]).unwrap();
         assert!((j.coverage - 1.0).abs() < 1e-12);
-        let plain: f64 = s.known.iter().map(|t| t.weight).sum();
+        let plain: f64 = c.step.known.iter().map(|t| t.weight).sum();
         assert!((j.relevance - plain * TITLE_BOOST).abs() < 1e-12);
+        let content_only = c.judge(0.2, &["login"], &["button"]).unwrap();
+        assert!(content_only.relevance < j.relevance);
     }
 
     #[test]
     fn two_product_wide_words_are_not_enough() {
         // "ticket" and "list" are in most of a help desk's memory: together they weigh less than
         // one word found in a single observation.
-        let s = step(vec![term("ticket", 10, 8, 5), term("list", 10, 5, 2)], 4);
-        assert!(judge(&s, 10, 0.0, &set(&["list"]), &set(&["ticket"])).is_none());
+        let c = case(vec![term(&["ticket"], 10, 8, 5), term(&["list"], 10, 5, 2)], 4, 10);
+        assert!(c.judge(0.0, &["list"], &["ticket"]).is_none());
     }
 
     #[test]
     fn a_hit_without_a_title_match_must_cover_most_of_the_step() {
-        let s = step(
-            vec![term("filter", 10, 2, 0), term("transact", 10, 2, 1), term("export", 10, 1, 1)],
+        let with_export = case(
+            vec![
+                term(&["filter"], 10, 2, 0),
+                term(&["transact"], 10, 2, 1),
+                term(&["export"], 10, 1, 1),
+            ],
             3,
+            10,
         );
-        let content = set(&["filter", "transact"]);
-        let share =
-            (s.known[0].weight + s.known[1].weight) / s.known.iter().map(|t| t.weight).sum::<f64>();
-        assert!(share < NO_TITLE_COVERAGE);
-        assert!(judge(&s, 10, 0.0, &set(&[]), &content).is_none());
+        assert!(with_export.judge(0.0, &[], &["filter", "transact"]).is_none());
         // Without "export" in the step, the same two words are all it says: accepted.
-        let s = step(vec![term("filter", 10, 2, 0), term("transact", 10, 2, 1)], 2);
-        assert!(judge(&s, 10, 0.0, &set(&[]), &content).is_some());
+        let c = case(vec![term(&["filter"], 10, 2, 0), term(&["transact"], 10, 2, 1)], 2, 10);
+        assert!(c.judge(0.0, &[], &["filter", "transact"]).is_some());
     }
 
     #[test]
     fn a_single_word_must_single_out_the_observation_by_its_title() {
-        let unique = step(vec![term("rememb", 15, 1, 1)], 3);
-        assert!(judge(&unique, 15, 0.0, &set(&["rememb"]), &set(&[])).is_some());
-        assert!(judge(&unique, 15, 0.0, &set(&[]), &set(&["rememb"])).is_none(), "content only");
-        let shared = step(vec![term("order", 15, 4, 2)], 2);
-        assert!(judge(&shared, 15, 0.0, &set(&["order"]), &set(&[])).is_none(), "two titles");
+        let unique = case(vec![term(&["rememb"], 15, 1, 1)], 3, 15);
+        assert!(unique.judge(0.0, &["rememb"], &[]).is_some());
+        assert!(unique.judge(0.0, &[], &["rememb"]).is_none(), "content only");
+        let shared = case(vec![term(&["order"], 15, 4, 2)], 2, 15);
+        assert!(shared.judge(0.0, &["order"], &[]).is_none(), "in two titles");
     }
 
     #[test]
     fn one_known_word_of_a_long_unrelated_step_is_a_coincidence() {
         // "Drag the avatar onto the upload zone, crop it and confirm the page": only "page" is
         // known, one of eight terms.
-        let s = step(vec![term("page", 4, 2, 1)], 8);
-        assert!(judge(&s, 4, 0.0, &set(&["page"]), &set(&["page"])).is_none());
-        let s = step(vec![term("page", 4, 2, 1)], 2);
-        assert!(judge(&s, 4, 0.0, &set(&["page"]), &set(&["page"])).is_some());
+        let long = case(vec![term(&["page"], 4, 2, 1)], 8, 4);
+        assert!(long.judge(0.0, &["page"], &["page"]).is_none());
+        let short = case(vec![term(&["page"], 4, 2, 1)], 2, 4);
+        assert!(short.judge(0.0, &["page"], &["page"]).is_some());
     }
 
     #[test]
     fn the_min_relevance_floor_still_applies() {
-        let s = step(
+        let c = case(
             vec![
-                term("login", 20, 1, 1),
-                term("button", 20, 1, 1),
-                term("modal", 20, 1, 1),
-                term("fade", 20, 1, 1),
+                term(&["login"], 20, 1, 1),
+                term(&["button"], 20, 1, 1),
+                term(&["modal"], 20, 1, 1),
+                term(&["fade"], 20, 1, 1),
             ],
             4,
+            20,
         );
-        let title = set(&["login", "button"]);
-        assert!(judge(&s, 20, 0.5, &title, &set(&[])).is_some());
-        assert!(judge(&s, 20, 0.6, &title, &set(&[])).is_none());
+        assert!(c.judge(0.5, &["login", "button"], &[]).is_some());
+        assert!(c.judge(0.6, &["login", "button"], &[]).is_none());
     }
 
     #[test]
     fn prefix_forms_count_as_the_stem() {
-        let s = step(
-            vec![
-                StepTerm {
-                    forms: vec!["assign".into(), "assigne".into()],
-                    weight: idf(10, 1),
-                    title_df: 1,
-                },
-                term("ticket", 10, 8, 5),
-            ],
-            3,
-        );
-        let j = judge(&s, 10, 0.0, &set(&["assigne", "dropdown"]), &set(&["ticket"])).unwrap();
+        let c =
+            case(vec![term(&["assign", "assigne"], 10, 1, 1), term(&["ticket"], 10, 8, 5)], 3, 10);
+        let j = c.judge(0.0, &["assigne", "dropdown"], &["ticket"]).unwrap();
         assert!(j.coverage > 0.8);
+    }
+
+    #[test]
+    fn idf_falls_with_document_frequency() {
+        assert!(idf(10, 1) > idf(10, 5) && idf(10, 5) > idf(10, 10));
+        assert!(idf(1, 1) > 0.0, "a one-observation pool still weighs its words");
     }
 }
