@@ -136,4 +136,3 @@ fn stems_match_longer_pool_words_and_split_words_match_joined_ones() {
     root.put("products", "p", &obs(1, "Search box needs Enter", "No button.", 0.8));
     assert_eq!(terms_at(&root, "Log in as the admin user", 0.3), [id(0)]);
 }
-
