@@ -158,6 +158,18 @@ fn load_config(explicit: Option<&Path>) -> Result<Config> {
     Config::from_yaml_str(&text, &dir).with_context(|| format!("in config file {}", path.display()))
 }
 
+/// The cross-mission identity directory of harness memory: `--identity` (which clap also fills
+/// from `$CURATOR_IDENTITY`), else `~/.curator/identity`.
+pub(crate) fn identity_dir(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(dir) = explicit {
+        return Ok(dir.to_path_buf());
+    }
+    let home = std::env::var_os("HOME").context(
+        "no --identity, no $CURATOR_IDENTITY and no $HOME to default to ~/.curator/identity",
+    )?;
+    Ok(PathBuf::from(home).join(".curator").join("identity"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

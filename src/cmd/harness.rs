@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 use curator_harness::{Harness, HarnessOptions, NewIssue, Timestamp, Trigger};
 use serde_json::json;
@@ -127,23 +127,13 @@ pub(crate) struct RoleArg {
     pub(crate) role: String,
 }
 
-fn identity_dir(args: &HarnessArgs) -> Result<PathBuf> {
-    if let Some(dir) = &args.identity {
-        return Ok(dir.clone());
-    }
-    let home = std::env::var_os("HOME").context(
-        "no --identity, no $CURATOR_IDENTITY and no $HOME to default to ~/.curator/identity",
-    )?;
-    Ok(PathBuf::from(home).join(".curator").join("identity"))
-}
-
 fn open(args: &HarnessArgs) -> Result<Harness> {
     let options = HarnessOptions {
         project_dir: args.project.clone(),
         mission: args.mission.clone(),
         ..HarnessOptions::default()
     };
-    Ok(Harness::open(&args.state, identity_dir(args)?, options))
+    Ok(Harness::open(&args.state, crate::context::identity_dir(args.identity.as_deref())?, options))
 }
 
 /// Runs `curator harness …`.

@@ -33,7 +33,7 @@ pub(crate) struct McpArgs {
 }
 
 pub(crate) fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
-    let identity = identity_dir(args.identity.as_ref())?;
+    let identity = crate::context::identity_dir(args.identity.as_deref())?;
     let harness = args
         .harness_state
         .as_ref()
@@ -77,16 +77,6 @@ pub(crate) fn engine_settings(ctx: &Context) -> EngineSettings {
         },
         ablation_enabled: m.ablation_enabled,
     }
-}
-
-fn identity_dir(explicit: Option<&PathBuf>) -> Result<PathBuf> {
-    if let Some(dir) = explicit {
-        return Ok(dir.clone());
-    }
-    let home = std::env::var_os("HOME").context(
-        "no --identity, no $CURATOR_IDENTITY and no $HOME to default to ~/.curator/identity",
-    )?;
-    Ok(PathBuf::from(home).join(".curator").join("identity"))
 }
 
 #[cfg(test)]

@@ -47,21 +47,11 @@ fn token(var: Option<&str>) -> Result<Option<String>> {
     }
 }
 
-fn identity_dir(explicit: Option<&PathBuf>) -> Result<PathBuf> {
-    if let Some(dir) = explicit {
-        return Ok(dir.clone());
-    }
-    let home = std::env::var_os("HOME").context(
-        "no --identity, no $CURATOR_IDENTITY and no $HOME to default to ~/.curator/identity",
-    )?;
-    Ok(PathBuf::from(home).join(".curator").join("identity"))
-}
-
 /// The server state: the shared engine settings plus this command's token and harness.
 fn state(ctx: &Context, args: &ServeArgs) -> Result<AppState> {
     let harness = match &args.harness_state {
         Some(dir) => {
-            let identity = identity_dir(args.identity.as_ref())?;
+            let identity = crate::context::identity_dir(args.identity.as_deref())?;
             Some(Harness::open(dir, identity, HarnessOptions::default()))
         }
         None => None,
