@@ -7,8 +7,9 @@
 //! ```
 //!
 //! Sizes come from `CURATOR_BENCH_SIZES` (default `1k,10k,100k`); `CURATOR_BENCH_OUT=FILE` also
-//! writes the markdown there; `CURATOR_BIN` overrides the `curator` binary (default: the one next
-//! to this bench's `deps/` folder). Without cargo's `--bench` flag (`cargo test --benches`) it runs
+//! writes the markdown there; `CURATOR_BENCH_DIR=DIR` keeps each corpus in `DIR/<size>/memory`
+//! for profiling; `CURATOR_BIN` overrides the `curator` binary (default: the one next to this
+//! bench's `deps/` folder). Without cargo's `--bench` flag (`cargo test --benches`) it runs
 //! a small smoke pass that fails if curator's phrase mode and agent-qa disagree on any step.
 //!
 //! Invariant: every engine answers the same step queries over the same files in one process

@@ -118,6 +118,22 @@ pub(crate) struct SizeResult {
     pub(crate) disagreements: Vec<String>,
 }
 
+/// Where one size's corpus lives: a temporary folder, or a kept one.
+#[derive(Debug)]
+enum Workdir {
+    Temp(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl Workdir {
+    fn path(&self) -> &Path {
+        match self {
+            Workdir::Temp(t) => t.path(),
+            Workdir::Kept(p) => p,
+        }
+    }
+}
+
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let start = Instant::now();
     let out = f();
@@ -166,8 +182,15 @@ fn ierr(e: impl std::fmt::Display) -> String {
 
 /// Generates the corpus of `size` observations and measures everything on it.
 pub(crate) fn run_size(plan: &Plan, size: usize) -> Result<SizeResult, String> {
-    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    // `CURATOR_BENCH_DIR` keeps the corpus (and the index) for profiling by hand afterwards.
+    let tmp = match std::env::var_os("CURATOR_BENCH_DIR") {
+        Some(dir) => Workdir::Kept(PathBuf::from(dir).join(size.to_string())),
+        None => Workdir::Temp(tempfile::tempdir().map_err(|e| e.to_string())?),
+    };
     let root = tmp.path().join("memory");
+    if root.exists() {
+        return Err(format!("{} already exists; remove it first", root.display()));
+    }
     let (corpus, generate) = timed(|| Corpus::generate(&root, size, plan.seed));
     let corpus = corpus.map_err(|e| format!("generating the corpus: {e}"))?;
     let runs = corpus.test_runs(plan.runs, plan.steps, plan.seed);
