@@ -95,6 +95,7 @@ fn run() -> Result<(), String> {
         "Machine: {}. SQLite {sqlite} (rusqlite bundled, FTS5). Release build.\n\n",
         machine()
     );
+    doc.push_str(&summary::legend(plan.process_runs));
     doc.push_str(&out);
     doc.push_str(&summary::targets(&results));
     let mut stdout = std::io::stdout().lock();
