@@ -12,11 +12,11 @@
 //! swallowed the error — a curator body that logs per-decision errors cannot commit half of a
 //! failed transaction.
 
-use curator_core::codec::{parse_observation, write_observation};
-use curator_core::scanner::scan_observation;
+use curator_core::codec::parse_observation;
 use curator_core::{Observation, ObservationId, ScopeName, Tier};
 use curator_store::{
     Action, Error, JournalEntry, ProblemKind, Result, StoredObservation, Transaction,
+    checked_file_text,
 };
 
 use crate::row::{Derived, RawRow, path_of, refused};
@@ -251,16 +251,8 @@ impl Transaction for PgTransaction<'_> {
         action: Action,
         reasoning: &str,
     ) -> Result<()> {
-        let id = &observation.id;
-        if let Some(rule) = scan_observation(&observation.title, &observation.content).rule() {
-            return Err(Error::Unsafe { id: id.to_string(), rule: rule.to_owned() });
-        }
-        let path = path_of(tier, scope, id);
-        let text = write_observation(observation)
-            .map_err(|source| Error::Write { path: path.clone(), source })?;
-        // What we store must read back, by us and by agent-qa after an export.
-        let reread = parse_observation(&text, id.as_str())
-            .map_err(|source| Error::Parse { path: path.clone(), source })?;
+        let path = path_of(tier, scope, &observation.id);
+        let (text, reread) = checked_file_text(observation, &path)?;
         self.write(tier, scope, &reread, text, action, reasoning)
     }
 
@@ -284,20 +276,7 @@ impl Transaction for PgTransaction<'_> {
     }
 
     fn note(&mut self, stored: &StoredObservation, action: Action, reasoning: &str) -> Result<()> {
-        let snapshot = stored.observation.snapshot();
-        let entry = JournalEntry {
-            time: iso_now(),
-            run_id: self.run_id.clone(),
-            action,
-            tier: stored.tier.dir_name().to_owned(),
-            scope: stored.scope.as_str().to_owned(),
-            id: stored.observation.id.to_string(),
-            reasoning: reasoning.to_owned(),
-            before: Some(snapshot.clone()),
-            after: Some(snapshot),
-            before_file: None,
-            after_file: None,
-        };
+        let entry = JournalEntry::note(self.run_id.clone(), stored, action, reasoning);
         self.append(&entry)
     }
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use curator_core::ObservationSnapshot;
 
-use crate::store::Action;
+use crate::store::{Action, StoredObservation};
 use crate::{Error, Result};
 
 /// One journaled mutation.
@@ -39,6 +39,32 @@ pub struct JournalEntry {
     /// The file's exact text after the change (what `undo` expects to find).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_file: Option<String>,
+}
+
+impl JournalEntry {
+    /// A journal line that records a decision about `stored` without changing it (e.g. an
+    /// exoneration): the snapshot before and after are the same, and no file text is kept.
+    pub fn note(
+        run_id: Option<String>,
+        stored: &StoredObservation,
+        action: Action,
+        reasoning: &str,
+    ) -> JournalEntry {
+        let snapshot = stored.observation.snapshot();
+        JournalEntry {
+            time: curator_core::time::now_iso(),
+            run_id,
+            action,
+            tier: stored.tier.dir_name().to_owned(),
+            scope: stored.scope.as_str().to_owned(),
+            id: stored.observation.id.to_string(),
+            reasoning: reasoning.to_owned(),
+            before: Some(snapshot.clone()),
+            after: Some(snapshot),
+            before_file: None,
+            after_file: None,
+        }
+    }
 }
 
 /// Which journal entries to return; every set field must match.

@@ -219,3 +219,24 @@ pub trait Transaction {
         reasoning: &str,
     ) -> Result<()>;
 }
+
+/// The file text a store's `put` writes for `observation` at `path`: the scanner must pass it
+/// (agent-qa-memory §5.9, §7), it is rendered as agent-qa's writer renders it (§1.6), and it must
+/// read back (by us and by agent-qa, whose parser ours mirrors). Every store uses this one check,
+/// so they refuse and accept exactly the same observations. Returns the text and what it reads as.
+pub fn checked_file_text(
+    observation: &Observation,
+    path: &std::path::Path,
+) -> Result<(String, Observation)> {
+    let id = &observation.id;
+    if let Some(rule) =
+        curator_core::scanner::scan_observation(&observation.title, &observation.content).rule()
+    {
+        return Err(crate::Error::Unsafe { id: id.to_string(), rule: rule.to_owned() });
+    }
+    let text = curator_core::codec::write_observation(observation)
+        .map_err(|source| crate::Error::Write { path: path.to_path_buf(), source })?;
+    let reread = curator_core::codec::parse_observation(&text, id.as_str())
+        .map_err(|source| crate::Error::Parse { path: path.to_path_buf(), source })?;
+    Ok((text, reread))
+}

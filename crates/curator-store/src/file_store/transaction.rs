@@ -10,8 +10,7 @@
 use std::fs;
 use std::path::Path;
 
-use curator_core::codec::{parse_observation, write_observation};
-use curator_core::scanner::scan_observation;
+use curator_core::codec::parse_observation;
 use curator_core::{Observation, ObservationId, ScopeName, Tier};
 
 use super::layout::{self, Location, Walk, inside_root, scope_dir};
@@ -20,7 +19,7 @@ use super::{FileStore, refused, stored};
 use crate::atomic::{atomic_write, sync_dir};
 use crate::journal::JournalEntry;
 use crate::lock::iso_millis;
-use crate::store::{Action, StoredObservation, Transaction};
+use crate::store::{Action, StoredObservation, Transaction, checked_file_text};
 use crate::{Error, Result};
 
 /// The file store's [`Transaction`]: lives only while `.curator.lock` is held.
@@ -208,15 +207,8 @@ impl Transaction for FileTransaction<'_> {
         reasoning: &str,
     ) -> Result<()> {
         let id = &observation.id;
-        if let Some(rule) = scan_observation(&observation.title, &observation.content).rule() {
-            return Err(Error::Unsafe { id: id.to_string(), rule: rule.to_owned() });
-        }
         let path = self.store.path_of(tier, scope, id);
-        let text = write_observation(observation)
-            .map_err(|source| Error::Write { path: path.clone(), source })?;
-        // What we write must read back (by us and by agent-qa's parser, which ours mirrors).
-        parse_observation(&text, id.as_str())
-            .map_err(|source| Error::Parse { path: path.clone(), source })?;
+        let (text, _) = checked_file_text(observation, &path)?;
         self.replace(Change { action, tier, scope, id, reasoning, before: None, after: Some(text) })
     }
 
@@ -233,20 +225,7 @@ impl Transaction for FileTransaction<'_> {
     }
 
     fn note(&mut self, stored: &StoredObservation, action: Action, reasoning: &str) -> Result<()> {
-        let snapshot = stored.observation.snapshot();
-        let entry = JournalEntry {
-            time: iso_millis(jiff::Timestamp::now()),
-            run_id: self.run_id.clone(),
-            action,
-            tier: stored.tier.dir_name().to_owned(),
-            scope: stored.scope.as_str().to_owned(),
-            id: stored.observation.id.to_string(),
-            reasoning: reasoning.to_owned(),
-            before: Some(snapshot.clone()),
-            after: Some(snapshot),
-            before_file: None,
-            after_file: None,
-        };
+        let entry = JournalEntry::note(self.run_id.clone(), stored, action, reasoning);
         self.store.journal.append(&entry)
     }
 
