@@ -20,7 +20,7 @@ mod transaction;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use curator_core::{ObservationId, ScopeName, Tier};
@@ -64,6 +64,10 @@ pub struct FileStore {
     options: FileStoreOptions,
     journal: Journal,
     index: Mutex<IdIndex>,
+    /// The full-text index, opened by the first search and kept (watching its folders) so
+    /// later searches skip the per-file freshness check; dropped after a failure so the next
+    /// search opens (or rebuilds) it again.
+    search_index: Mutex<Option<Arc<MemoryIndex>>>,
 }
 
 impl FileStore {
@@ -74,7 +78,13 @@ impl FileStore {
             return Err(Error::NotADirectory { path: root });
         }
         let journal = Journal::for_root(&root);
-        Ok(FileStore { root, options, journal, index: Mutex::new(IdIndex::default()) })
+        Ok(FileStore {
+            root,
+            options,
+            journal,
+            index: Mutex::new(IdIndex::default()),
+            search_index: Mutex::new(None),
+        })
     }
 
     /// Creates the root and its `products/ suites/ tests/` folders (agent-qa's
@@ -232,15 +242,30 @@ impl Store for FileStore {
     /// cannot be used at all (a read-only root, a broken index that cannot be recreated) is not
     /// the reason a query fails: the same search runs over an in-RAM index of those folders.
     fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
-        let hits = match MemoryIndex::open(&self.root) {
-            Ok(index) => index.search(req)?,
-            Err(IndexError::Io { path, source }) => return Err(Error::io(path, source)),
-            Err(e) => {
-                tracing::warn!(error = %e, "index unavailable; answering from the files in RAM");
-                search_files(&self.root, req)?
-            }
+        let cached = self.search_index.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let index = match cached {
+            Some(index) => index,
+            None => match MemoryIndex::open(&self.root) {
+                Ok(index) => {
+                    let index = Arc::new(index.watching());
+                    *self.search_index.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(Arc::clone(&index));
+                    index
+                }
+                Err(IndexError::Io { path, source }) => return Err(Error::io(path, source)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "index unavailable; answering from the files in RAM");
+                    return Ok(search_files(&self.root, req)?);
+                }
+            },
         };
-        Ok(hits)
+        match index.search(req) {
+            Ok(hits) => Ok(hits),
+            Err(e) => {
+                self.search_index.lock().unwrap_or_else(PoisonError::into_inner).take();
+                Err(e.into())
+            }
+        }
     }
 
     fn record_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {

@@ -6,6 +6,8 @@
 //! * **Fresh.** [`MemoryIndex::search`] first refreshes the folders it reads (a `stat` per file;
 //!   only new or changed files are parsed), so a query always answers from the files as they are,
 //!   including files agent-qa rewrote in place. [`MemoryIndex::refresh`] does the whole root.
+//!   A long-lived index ([`MemoryIndex::watching`], what [`crate::FileStore`] keeps) watches the
+//!   folders with inotify and refreshes only those that changed (`watch.rs`).
 //! * **Never the reason a query fails.** An index that cannot be opened, has another schema
 //!   version or is corrupt is moved aside and rebuilt. If the index cannot be written (another
 //!   process holds tantivy's writer lock for longer than [`WRITER_WAIT`], a read-only root, a
@@ -26,9 +28,12 @@ mod collect;
 mod query;
 mod schema;
 mod terms;
+mod watch;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use curator_core::{Observation, ScopeName, SnapshotEntry, Tier};
@@ -207,6 +212,10 @@ pub struct MemoryIndex {
     /// `false` for the in-RAM fallback, which is never persisted.
     on_disk: bool,
     rebuilt: bool,
+    /// Set by [`MemoryIndex::watching`]: which folders changed since they were refreshed.
+    watch: Option<Mutex<watch::FolderWatch>>,
+    /// Folders brought in line with the disk by this handle (see [`MemoryIndex::folder_checks`]).
+    folder_checks: AtomicU64,
 }
 
 impl std::fmt::Debug for MemoryIndex {
@@ -259,7 +268,42 @@ impl MemoryIndex {
         let fields = schema::fields_of(&index.schema())
             .ok_or_else(|| IndexError::Tantivy("index schema lacks curator's fields".into()))?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        Ok(MemoryIndex { root: root.to_owned(), index, reader, fields, on_disk, rebuilt })
+        Ok(MemoryIndex {
+            root: root.to_owned(),
+            index,
+            reader,
+            fields,
+            on_disk,
+            rebuilt,
+            watch: None,
+            folder_checks: AtomicU64::new(0),
+        })
+    }
+
+    /// Makes [`MemoryIndex::search`] refresh only the folders that changed since this index last
+    /// refreshed them, instead of `stat`ing every file of the step's folders on every query.
+    /// Worth it for an index that answers many queries (a server, a harness process); a
+    /// one-shot query gains nothing. Where changes cannot be watched (not Linux, a network
+    /// file system, the kernel's watch limit) every query keeps checking the files.
+    pub fn watching(mut self) -> Self {
+        self.watch = Some(Mutex::new(watch::FolderWatch::new(&self.root)));
+        self
+    }
+
+    /// How many times this handle compared a folder with the disk (listing it and `stat`ing its
+    /// files): what [`MemoryIndex::watching`] saves, for tests and diagnostics.
+    pub fn folder_checks(&self) -> u64 {
+        self.folder_checks.load(Ordering::Relaxed)
+    }
+
+    /// Whether folder changes are watched (see [`MemoryIndex::watching`]).
+    pub fn is_watching(&self) -> bool {
+        self.folder_watch().is_some_and(|w| w.is_active())
+    }
+
+    fn folder_watch(&self) -> Option<MutexGuard<'_, watch::FolderWatch>> {
+        // A panic while holding the watch leaves at worst folders marked stale.
+        self.watch.as_ref().map(|w| w.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Whether this index was built from nothing when it was opened.
@@ -294,6 +338,7 @@ impl MemoryIndex {
         for dir in dirs {
             refresh.refresh_dir(&searcher, dir)?;
         }
+        self.folder_checks.fetch_add(dirs.len() as u64, Ordering::Relaxed);
         self.finish(refresh)
     }
 
@@ -306,11 +351,28 @@ impl MemoryIndex {
         Ok(stats)
     }
 
-    /// Refreshes the request's folders, then searches them. If this index cannot be refreshed
-    /// or read, the answer comes from an in-RAM index of the same folders instead.
+    /// Refreshes the request's folders (with [`MemoryIndex::watching`], only those that
+    /// changed), then searches them. If this index cannot be refreshed or read, the answer comes
+    /// from an in-RAM index of the same folders instead.
     pub fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>, IndexError> {
         let dirs: Vec<ScopeDir> = req.scopes.iter().map(|s| s.dir.clone()).collect();
-        let fresh = guarded(|| self.refresh_dirs(&dirs).and_then(|_| self.search_now(req)));
+        let stale = self.folder_watch().map(|mut w| w.stale(&self.root, &dirs));
+        let fresh = guarded(|| {
+            match &stale {
+                Some(stale) if stale.is_empty() => {}
+                Some(stale) => {
+                    let stale_dirs: Vec<ScopeDir> = stale.iter().map(|s| s.dir.clone()).collect();
+                    self.refresh_dirs(&stale_dirs)?;
+                    if let Some(mut w) = self.folder_watch() {
+                        w.mark_fresh(stale);
+                    }
+                }
+                None => {
+                    self.refresh_dirs(&dirs)?;
+                }
+            }
+            self.search_now(req)
+        });
         match fresh {
             Ok(hits) => Ok(hits),
             Err(IndexError::Io { path, source }) => Err(IndexError::Io { path, source }),
@@ -504,6 +566,27 @@ mod tests {
         // The on-disk index was not changed; once the writer is free the next query indexes it.
         drop(held);
         assert_eq!(index.refresh_dirs(&[req.scopes[0].dir.clone()]).unwrap().added, 1);
+    }
+
+    #[test]
+    fn two_refreshes_of_one_new_file_leave_one_document() {
+        // Process B read the index before process A committed the new file; B then adds it
+        // too. The path is deleted before every add, so B's commit replaces A's document.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let index = MemoryIndex::open(root).unwrap();
+        let folder = root.join("products/p");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("obs_aa-lamp-lake-moon-reef-sand-tide-wave-wind-yarn.md"), OBS)
+            .unwrap();
+        let scope = ScopeDir::new(Tier::Products, ScopeName::new("p").unwrap());
+        let stale_view = index.reader.searcher();
+        assert_eq!(index.refresh_dirs(std::slice::from_ref(&scope)).unwrap().added, 1);
+        let mut late = writer::Refresh::new(&index.index, index.fields, root);
+        late.refresh_dir(&stale_view, &scope).unwrap();
+        assert!(late.finish().unwrap().committed);
+        index.reader.reload().unwrap();
+        assert_eq!(index.reader.searcher().num_docs(), 1);
     }
 
     #[test]

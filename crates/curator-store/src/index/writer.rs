@@ -289,13 +289,13 @@ impl<'a> Refresh<'a> {
                     self.stats.unchanged += 1;
                     continue;
                 }
-                Some(_) => {
-                    self.stats.updated += 1;
-                    let term = Term::from_field_text(self.fields.path, &path);
-                    self.writer()?.delete_term(term);
-                }
+                Some(_) => self.stats.updated += 1,
                 None => self.stats.added += 1,
             }
+            // Deleted even when new to this reader: another process may have committed the
+            // same file since, and a path must never have two documents.
+            let term = Term::from_field_text(self.fields.path, &path);
+            self.writer()?.delete_term(term);
             let stem = file.name.strip_suffix(".md").unwrap_or(&file.name);
             let doc = match load(&folder.join(&file.name), stem) {
                 Loaded::Served(obs) => self.served_doc(dir, &path, file.stamp, &obs),

@@ -9,3 +9,4 @@ mod refresh;
 mod suite;
 mod terms;
 mod util;
+mod watch;
