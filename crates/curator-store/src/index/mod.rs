@@ -590,6 +590,33 @@ mod tests {
     }
 
     #[test]
+    fn many_small_refreshes_do_not_pile_up_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let index = MemoryIndex::open(root).unwrap();
+        let folder = root.join("products/p");
+        std::fs::create_dir_all(&folder).unwrap();
+        let scope = ScopeDir::new(Tier::Products, ScopeName::new("p").unwrap());
+        for n in 0..30 {
+            let name = format!("obs_{n:02}-lamp-lake-moon-reef-sand-tide-wave-wind-yarn");
+            std::fs::write(
+                folder.join(format!("{name}.md")),
+                OBS.replace("obs_aa", &format!("obs_{n:02}")),
+            )
+            .unwrap();
+            assert!(index.refresh_dirs(std::slice::from_ref(&scope)).unwrap().committed);
+        }
+        index.reader.reload().unwrap();
+        let searcher = index.reader.searcher();
+        assert_eq!(searcher.num_docs(), 30);
+        assert!(
+            searcher.segment_readers().len() <= 8,
+            "{} segments",
+            searcher.segment_readers().len()
+        );
+    }
+
+    #[test]
     fn suite_keys_differ_for_different_data_only() {
         let e = |t: &str, i: &str| SnapshotEntry { test: t.into(), id: i.into() };
         let a = suite_key(1, &[e("a", "b")]);

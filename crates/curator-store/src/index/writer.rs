@@ -383,6 +383,11 @@ impl<'a> Refresh<'a> {
             prepared.set_payload(&super::schema::payload());
             prepared.commit()?;
             self.stats.committed = true;
+            // The commit may have started merges of small segments; dropping the writer would
+            // abandon them, and every refresh after an edit would leave one more tiny segment
+            // that each query then visits (seen as 17 segments for 100k files in the bench).
+            // Small segments only merge among themselves, so this wait stays short.
+            writer.wait_merging_threads()?;
         }
         Ok(self.stats)
     }
