@@ -16,7 +16,7 @@ use tantivy::collector::DocSetCollector;
 use tantivy::schema::Value;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 
-use super::query::{phrase_candidates, scope_filter, within};
+use super::query::{phrase_candidates, scope_filter};
 use super::schema::Fields;
 use super::writer::utf16_cmp;
 use super::{Hit, IndexError, SearchRequest};
@@ -105,7 +105,7 @@ pub(crate) fn phrase(
         }
         total_tokens += slot.as_ref().and_then(|c| c.first(addr.doc_id)).unwrap_or(0);
     }
-    let query = within(scope_filter(fields, &req.scopes), phrase_candidates(fields, phrase));
+    let query = phrase_candidates(fields, &req.scopes, phrase);
     let mut found: Vec<(Candidate, u64, u64)> = Vec::new();
     let mut addrs: Vec<DocAddress> =
         searcher.search(&query, &DocSetCollector)?.into_iter().collect();

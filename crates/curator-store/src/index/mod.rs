@@ -252,7 +252,6 @@ impl MemoryIndex {
     pub fn in_ram(root: &Path, dirs: &[ScopeDir]) -> Result<Self, IndexError> {
         let (schema, _) = schema::build_schema();
         let index = Index::create_in_ram(schema);
-        schema::register_tokenizers(&index);
         let me = Self::from_index(root, index, false, true)?;
         me.refresh_dirs(dirs)?;
         Ok(me)
@@ -264,7 +263,6 @@ impl MemoryIndex {
         on_disk: bool,
         rebuilt: bool,
     ) -> Result<Self, IndexError> {
-        schema::register_tokenizers(&index);
         let fields = schema::fields_of(&index.schema())
             .ok_or_else(|| IndexError::Tantivy("index schema lacks curator's fields".into()))?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
@@ -479,7 +477,6 @@ fn recreate(dir: &Path) -> Result<Index, IndexError> {
         }
         Err(e) => return Err(e.into()),
     };
-    schema::register_tokenizers(&index);
     let mut writer = acquire_writer(&index, 15_000_000)?;
     let mut prepared = writer.prepare_commit()?;
     prepared.set_payload(&schema::payload());

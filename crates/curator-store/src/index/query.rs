@@ -1,16 +1,16 @@
 //! From a search request to tantivy queries: the scope filter (§3.2) and the two modes (§3.3).
 //!
-//! The scope filter is pure filtering (constant score 0), so the only score tantivy computes is
-//! the text part. Phrase mode asks tantivy only for *candidates* (the phrase in title or in
-//! content, never across: two separate phrase queries); their agent-qa score is computed
-//! exactly in `collect.rs`. Terms mode builds its own weighted query over the stemmed fields
-//! (`terms.rs`).
+//! The scope filter is pure filtering (constant score 0): it gives the scoped rows whose
+//! statistics both modes need. Text is matched through the scoped terms of the request's
+//! folders (`schema.rs`). Phrase mode asks tantivy only for *candidates* (the phrase in title
+//! or in content, never across: separate phrase queries); their agent-qa score is computed
+//! exactly in `collect.rs`. Terms mode reads postings itself (`terms.rs`).
 
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 
-use super::schema::{Fields, SUITE_BASE};
+use super::schema::{Fields, SUITE_BASE, scoped_term};
 use super::{ScopeSelector, suite_key};
 
 /// Documents in any of the selected scopes: all served documents of product and test folders;
@@ -38,28 +38,31 @@ pub(crate) fn scope_filter(fields: &Fields, scopes: &[ScopeSelector]) -> Box<dyn
     Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))
 }
 
-/// Candidates of phrase mode: the folded token sequence in the title or in the content.
-pub(crate) fn phrase_candidates(fields: &Fields, tokens: &[String]) -> Box<dyn Query> {
-    let in_field = |field: Field| -> Box<dyn Query> {
-        if tokens.len() == 1 {
-            Box::new(TermQuery::new(
-                Term::from_field_text(field, &tokens[0]),
-                IndexRecordOption::WithFreqs,
-            ))
-        } else {
-            let terms = tokens.iter().map(|t| Term::from_field_text(field, t)).collect();
-            Box::new(PhraseQuery::new(terms))
+/// Candidates of phrase mode: the folded token sequence in the title or in the content of a
+/// document in one of the request's folders (the scoped terms hold only that folder's
+/// documents, so no scope filter is needed; suite positions are checked when loading).
+pub(crate) fn phrase_candidates(
+    fields: &Fields,
+    scopes: &[ScopeSelector],
+    tokens: &[String],
+) -> Box<dyn Query> {
+    let mut any: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for sel in scopes {
+        let key = sel.dir.key();
+        for field in [fields.title_phrase, fields.content_phrase] {
+            let mut terms: Vec<Term> = tokens
+                .iter()
+                .map(|t| Term::from_field_text(field, &scoped_term(&key, t)))
+                .collect();
+            let query: Box<dyn Query> = if terms.len() == 1 {
+                Box::new(TermQuery::new(terms.remove(0), IndexRecordOption::WithFreqs))
+            } else {
+                Box::new(PhraseQuery::new(terms))
+            };
+            any.push((Occur::Should, query));
         }
-    };
-    Box::new(BooleanQuery::new(vec![
-        (Occur::Should, in_field(fields.title)),
-        (Occur::Should, in_field(fields.content)),
-    ]))
-}
-
-/// `filter AND text`; the filter scores 0, so the score is the text query's.
-pub(crate) fn within(filter: Box<dyn Query>, text: Box<dyn Query>) -> BooleanQuery {
-    BooleanQuery::new(vec![(Occur::Must, filter), (Occur::Must, text)])
+    }
+    Box::new(BooleanQuery::new(any))
 }
 
 fn term_query(field: Field, text: &str) -> Box<dyn Query> {

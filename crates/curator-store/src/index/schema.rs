@@ -6,27 +6,54 @@
 //! stamp and reason, so the next refresh does not parse it again and `lint` can list it).
 //! Bumping [`SCHEMA_VERSION`] forces every existing index to be rebuilt on open; it must change
 //! whenever a field, a tokenizer or the meaning of a stored value changes.
+//!
+//! The text is indexed **per folder**: every token is prefixed with its document's folder key
+//! ([`scoped_term`]), so the postings of `products/acme␁login` hold only that folder's
+//! documents. A query reads the postings of the step's own folders instead of walking the
+//! whole root's postings against a scope filter — at 100k observations a product folder is
+//! about 2 % of the index, and that walk was most of a terms-mode query (BENCHMARKS.md
+//! "Retrieval").
 
-use tantivy::Index;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
+use tantivy::tokenizer::PreTokenizedString;
 use tantivy::tokenizer::{
     Language, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
 
 /// Version of the schema and analysis; stored as the commit payload of every commit.
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// The commit payload that marks an index as written by this schema version.
 pub(crate) fn payload() -> String {
     format!("curator-index/v{SCHEMA_VERSION}")
 }
 
-/// agent-qa's `unicode61` tokens (case and simple diacritics folded), with positions.
-pub(crate) const UNICODE61: &str = "curator_unicode61";
-/// `unicode61` tokens without English stop words, stemmed: the `terms` query mode.
-pub(crate) const TERMS: &str = "curator_terms";
+/// Separates the folder key from the token in an indexed term: a control character, which
+/// neither a scope name nor a token can contain, so no two (folder, token) pairs share a term.
+pub(crate) const SCOPE_SEP: char = '\u{1}';
+
+/// The indexed form of `token` in the folder `dir_key` (`tier/scope`).
+pub(crate) fn scoped_term(dir_key: &str, token: &str) -> String {
+    format!("{dir_key}{SCOPE_SEP}{token}")
+}
+
+/// Text already split into `tokens` (positions in order), indexed under `dir_key`.
+pub(crate) fn scoped_text(dir_key: &str, tokens: &[String]) -> PreTokenizedString {
+    let tokens = tokens
+        .iter()
+        .enumerate()
+        .map(|(position, t)| Token {
+            offset_from: 0,
+            offset_to: 0,
+            position,
+            text: scoped_term(dir_key, t),
+            position_length: 1,
+        })
+        .collect();
+    PreTokenizedString { text: String::new(), tokens }
+}
 
 /// The `suite_key` of a served document in a suite folder without `position` (§3.2: always seen).
 pub(crate) const SUITE_BASE: &str = "base";
@@ -45,8 +72,14 @@ pub(crate) struct Fields {
     /// The file's metadata fingerprint (size, mtime, ctime, inode).
     pub(crate) stamp: Field,
     pub(crate) id: Field,
+    /// The title and content as written (stored only).
     pub(crate) title: Field,
     pub(crate) content: Field,
+    /// agent-qa's `unicode61` tokens (case and simple diacritics folded) with positions,
+    /// scoped: phrase mode.
+    pub(crate) title_phrase: Field,
+    pub(crate) content_phrase: Field,
+    /// [`terms_analyzer`] tokens, scoped, documents only: terms mode.
     pub(crate) title_terms: Field,
     pub(crate) content_terms: Field,
     pub(crate) trust: Field,
@@ -62,9 +95,10 @@ pub(crate) struct Fields {
 /// Builds the schema and the handles to its fields.
 pub(crate) fn build_schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
-    let text = |tokenizer: &str, record: IndexRecordOption| {
+    // Values are pre-tokenized (`scoped_text`), so the tokenizer named here never runs.
+    let text = |record: IndexRecordOption| {
         TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record),
+            TextFieldIndexing::default().set_tokenizer("raw").set_index_option(record),
         )
     };
     let fields = Fields {
@@ -74,16 +108,14 @@ pub(crate) fn build_schema() -> (Schema, Fields) {
         suite_key: b.add_text_field("suite_key", STRING),
         stamp: b.add_u64_field("stamp", FAST),
         id: b.add_text_field("id", STRING | STORED),
-        title: b.add_text_field(
-            "title",
-            text(UNICODE61, IndexRecordOption::WithFreqsAndPositions).set_stored(),
-        ),
-        content: b.add_text_field(
-            "content",
-            text(UNICODE61, IndexRecordOption::WithFreqsAndPositions).set_stored(),
-        ),
-        title_terms: b.add_text_field("title_terms", text(TERMS, IndexRecordOption::WithFreqs)),
-        content_terms: b.add_text_field("content_terms", text(TERMS, IndexRecordOption::WithFreqs)),
+        title: b.add_text_field("title", STORED),
+        content: b.add_text_field("content", STORED),
+        title_phrase: b
+            .add_text_field("title_phrase", text(IndexRecordOption::WithFreqsAndPositions)),
+        content_phrase: b
+            .add_text_field("content_phrase", text(IndexRecordOption::WithFreqsAndPositions)),
+        title_terms: b.add_text_field("title_terms", text(IndexRecordOption::Basic)),
+        content_terms: b.add_text_field("content_terms", text(IndexRecordOption::Basic)),
         trust: b.add_f64_field("trust", STORED | FAST),
         len: b.add_u64_field("len", FAST | STORED),
         position: b.add_u64_field("position", STORED | INDEXED),
@@ -106,6 +138,8 @@ pub(crate) fn fields_of(schema: &Schema) -> Option<Fields> {
         id: f("id")?,
         title: f("title")?,
         content: f("content")?,
+        title_phrase: f("title_phrase")?,
+        content_phrase: f("content_phrase")?,
         title_terms: f("title_terms")?,
         content_terms: f("content_terms")?,
         trust: f("trust")?,
@@ -116,13 +150,7 @@ pub(crate) fn fields_of(schema: &Schema) -> Option<Fields> {
     })
 }
 
-/// Registers curator's analyzers; needed on every opened or created index.
-pub(crate) fn register_tokenizers(index: &Index) {
-    index.tokenizers().register(UNICODE61, TextAnalyzer::from(Unicode61));
-    index.tokenizers().register(TERMS, terms_analyzer());
-}
-
-/// The analyzer of the `terms` mode, also used to analyze the query text.
+/// The analyzer of the `terms` mode, for the observations and the query text.
 pub(crate) fn terms_analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(Unicode61)
         .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| (*w).to_owned())))
@@ -162,8 +190,9 @@ const STEP_FILLER_STEMS: &[&str] = &[
     "see", "look", "view", "display", "show", "visibl", "appear", "new", "one", "everi",
 ];
 
-/// tantivy adapter for [`curator_core::fts::tokenize`], so the index and the exact phrase
-/// scorer can never disagree on what a token is.
+/// tantivy adapter for [`curator_core::fts::tokenize`], the first stage of [`terms_analyzer`]
+/// (phrase fields take the core tokens directly, so the index and the exact phrase scorer can
+/// never disagree on what a token is).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Unicode61;
 

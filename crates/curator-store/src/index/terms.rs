@@ -35,21 +35,21 @@
 //!    along with a strong one, while a strong match with low trust (that `min_trust` admitted)
 //!    is not cut by trust alone — ordering already puts it lower.
 //!
-//! Cost: the pool is read once into a bit set per segment; each step term's postings are walked
-//! against it, which yields the document frequencies and, per document, a bit mask of the terms
-//! in its title and in its content. Judging is arithmetic on those masks; stored documents are
-//! read only for the few hits returned.
+//! Cost: the pool is read once into a bit set per segment; each step term's postings *in the
+//! step's folders* (scoped terms, `schema.rs`) are walked against it, which yields the document
+//! frequencies and, per document, a bit mask of the terms in its title and in its content. So
+//! a query costs what the step's folders hold, not what the root holds. Judging is arithmetic
+//! on those masks; stored documents are read only for the few hits returned.
 
-use std::collections::HashSet;
-use std::ops::Bound;
+use std::collections::{HashMap, HashSet};
 
-use tantivy::query::{BooleanQuery, ConstScoreQuery, EnableScoring, Occur, Query, RangeQuery};
+use tantivy::query::{EnableScoring, Query};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocId, DocSet, Searcher, TERMINATED, Term};
 
 use super::collect::{Candidate, load, sort_hits};
 use super::query::scope_filter;
-use super::schema::{Fields, terms_analyzer};
+use super::schema::{Fields, scoped_term, terms_analyzer};
 use super::{Hit, IndexError, SearchRequest};
 
 /// How much more a title match counts than a content match.
@@ -97,8 +97,8 @@ struct Masks {
 /// The pool of one segment: membership and the masks of the documents that match a term.
 struct SegmentPool {
     in_pool: Vec<u64>,
-    masks: Vec<Masks>,
-    /// Pool documents with a non-empty mask, in first-match order.
+    /// Masks of the pool documents that match a step term, in first-match order.
+    masks: HashMap<DocId, Masks>,
     touched: Vec<DocId>,
 }
 
@@ -116,62 +116,58 @@ fn idf(n: u64, df: u64) -> f64 {
 }
 
 /// The observations this step could be given: scope folders, `trust >= min_trust`, read once
-/// into one bit set per segment (every statistic below is a postings walk against it).
+/// into one bit set per segment (every statistic below checks postings against it).
 fn pool(
     searcher: &Searcher,
     fields: &Fields,
     req: &SearchRequest,
 ) -> Result<(Vec<SegmentPool>, u64), IndexError> {
-    let trust = RangeQuery::new(
-        Bound::Included(Term::from_field_f64(fields.trust, req.min_trust)),
-        Bound::Unbounded,
-    );
-    let query = BooleanQuery::new(vec![
-        (Occur::Must, scope_filter(fields, &req.scopes)),
-        (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(trust), 0.0))),
-    ]);
-    let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
+    let weight = scope_filter(fields, &req.scopes)
+        .weight(EnableScoring::disabled_from_searcher(searcher))?;
     let mut size = 0u64;
     let mut pools = Vec::with_capacity(searcher.segment_readers().len());
     for segment in searcher.segment_readers() {
-        let max = segment.max_doc() as usize;
-        let mut in_pool = vec![0u64; max.div_ceil(64)];
+        let trust = segment.fast_fields().f64("trust")?;
+        let mut in_pool = vec![0u64; (segment.max_doc() as usize).div_ceil(64)];
         weight.for_each_no_score(segment, &mut |docs| {
             for &doc in docs {
-                if !segment.is_deleted(doc) {
+                if !segment.is_deleted(doc) && trust.first(doc).unwrap_or(0.0) >= req.min_trust {
                     in_pool[doc as usize / 64] |= 1 << (doc % 64);
                     size += 1;
                 }
             }
         })?;
-        pools.push(SegmentPool {
-            in_pool,
-            masks: vec![Masks::default(); max],
-            touched: Vec::new(),
-        });
+        pools.push(SegmentPool { in_pool, masks: HashMap::new(), touched: Vec::new() });
     }
     Ok((pools, size))
 }
 
-/// Index terms of `fields` that begin with `stem` (the stem itself first).
-fn forms_of(searcher: &Searcher, fields: &[Field], stem: &str) -> Result<Vec<String>, IndexError> {
+/// Terms of `fields` in the request's folders that begin with `stem` (the stem itself first).
+fn forms_of(
+    searcher: &Searcher,
+    fields: &[Field],
+    dirs: &[String],
+    stem: &str,
+) -> Result<Vec<String>, IndexError> {
     let mut forms = vec![stem.to_owned()];
     if stem.chars().count() < PREFIX_MIN_CHARS {
         return Ok(forms);
     }
-    'fields: for field in fields {
+    for field in fields {
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(*field)?;
-            let mut stream = inverted.terms().range().ge(stem.as_bytes()).into_stream()?;
-            while stream.advance() {
-                let Ok(key) = std::str::from_utf8(stream.key()) else { continue };
-                if !key.starts_with(stem) {
-                    break;
-                }
-                if !forms.iter().any(|f| f == key) {
-                    forms.push(key.to_owned());
-                    if forms.len() >= MAX_FORMS {
-                        break 'fields;
+            for dir in dirs {
+                let prefix = scoped_term(dir, stem);
+                let mut stream = inverted.terms().range().ge(prefix.as_bytes()).into_stream()?;
+                while stream.advance() {
+                    let Some(rest) = stream.key().strip_prefix(prefix.as_bytes()) else { break };
+                    let Ok(rest) = std::str::from_utf8(rest) else { continue };
+                    let form = format!("{stem}{rest}");
+                    if !forms.contains(&form) {
+                        forms.push(form);
+                        if forms.len() >= MAX_FORMS {
+                            return Ok(forms);
+                        }
                     }
                 }
             }
@@ -186,6 +182,7 @@ fn mark(
     searcher: &Searcher,
     pools: &mut [SegmentPool],
     field: Field,
+    dirs: &[String],
     forms: &[String],
     bit: u32,
     title: bool,
@@ -193,30 +190,32 @@ fn mark(
     let (mut new_any, mut new_field) = (0u64, 0u64);
     for (segment, pool) in searcher.segment_readers().iter().zip(pools.iter_mut()) {
         let inverted = segment.inverted_index(field)?;
-        for form in forms {
-            let term = Term::from_field_text(field, form);
-            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)?
-            else {
-                continue;
-            };
-            let mut doc = postings.doc();
-            while doc != TERMINATED {
-                if pool.contains(doc) {
-                    let m = &mut pool.masks[doc as usize];
-                    let before = m.title | m.content;
-                    let slot = if title { &mut m.title } else { &mut m.content };
-                    if *slot & bit == 0 {
-                        *slot |= bit;
-                        new_field += 1;
-                        if before & bit == 0 {
-                            new_any += 1;
-                        }
-                        if before == 0 {
-                            pool.touched.push(doc);
+        for dir in dirs {
+            for form in forms {
+                let term = Term::from_field_text(field, &scoped_term(dir, form));
+                let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if pool.contains(doc) {
+                        let m = pool.masks.entry(doc).or_default();
+                        let before = m.title | m.content;
+                        let slot = if title { &mut m.title } else { &mut m.content };
+                        if *slot & bit == 0 {
+                            *slot |= bit;
+                            new_field += 1;
+                            if before & bit == 0 {
+                                new_any += 1;
+                            }
+                            if before == 0 {
+                                pool.touched.push(doc);
+                            }
                         }
                     }
+                    doc = postings.advance();
                 }
-                doc = postings.advance();
             }
         }
     }
@@ -227,6 +226,7 @@ fn mark(
 fn step_terms(
     searcher: &Searcher,
     fields: &Fields,
+    req: &SearchRequest,
     pools: &mut [SegmentPool],
     pool_size: u64,
     sanitized: &str,
@@ -243,21 +243,23 @@ fn step_terms(
         }
     }
     let both = [fields.title_terms, fields.content_terms];
+    let dirs: Vec<String> = req.scopes.iter().map(|s| s.dir.key()).collect();
     let mut known: Vec<StepTerm> = Vec::new();
     let mut seen_forms: HashSet<String> = HashSet::new();
     for stem in stems {
         if known.len() >= MAX_STEP_TERMS {
             break;
         }
-        let forms = forms_of(searcher, &both, &stem)?;
+        let forms = forms_of(searcher, &both, &dirs, &stem)?;
         // A form already covered by an earlier term (e.g. "login" from "log in" and a literal
         // "login") would count the same evidence twice.
         if forms.iter().any(|f| seen_forms.contains(f)) {
             continue;
         }
         let bit = 1u32 << known.len();
-        let (title_df, _) = mark(searcher, pools, fields.title_terms, &forms, bit, true)?;
-        let (content_new, _) = mark(searcher, pools, fields.content_terms, &forms, bit, false)?;
+        let (title_df, _) = mark(searcher, pools, fields.title_terms, &dirs, &forms, bit, true)?;
+        let (content_new, _) =
+            mark(searcher, pools, fields.content_terms, &dirs, &forms, bit, false)?;
         let df = title_df + content_new;
         if df == 0 {
             continue;
@@ -340,7 +342,7 @@ pub(crate) fn terms(
     if pool_size == 0 {
         return Ok(Vec::new());
     }
-    let step = step_terms(searcher, fields, &mut pools, pool_size, sanitized)?;
+    let step = step_terms(searcher, fields, req, &mut pools, pool_size, sanitized)?;
     if step.known.is_empty() {
         return Ok(Vec::new());
     }
@@ -348,8 +350,7 @@ pub(crate) fn terms(
     for (ord, (segment, pool)) in searcher.segment_readers().iter().zip(&pools).enumerate() {
         let trust = segment.fast_fields().f64("trust")?;
         for &doc in &pool.touched {
-            let Some(judgement) =
-                judge(&step, pool_size, req.min_relevance, pool.masks[doc as usize])
+            let Some(judgement) = judge(&step, pool_size, req.min_relevance, pool.masks[&doc])
             else {
                 continue;
             };

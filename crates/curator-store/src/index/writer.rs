@@ -16,9 +16,10 @@ use curator_core::{Observation, ScopeName, Tier};
 use tantivy::collector::DocSetCollector;
 use tantivy::query::TermQuery;
 use tantivy::schema::IndexRecordOption;
+use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexWriter, Searcher, TantivyDocument, Term};
 
-use super::schema::{Fields, SUITE_BASE};
+use super::schema::{Fields, SUITE_BASE, scoped_text, terms_analyzer};
 use super::{IndexError, RefreshStats, ScopeDir, suite_key};
 
 /// Files larger than this are not parsed (a problem, not a crash); observations are small.
@@ -250,6 +251,8 @@ pub(crate) struct Refresh<'a> {
     fields: Fields,
     root: &'a Path,
     writer: Option<IndexWriter>,
+    /// Built once per refresh: building the stop word sets per document was measurable.
+    analyzer: TextAnalyzer,
     pub(crate) stats: RefreshStats,
 }
 
@@ -261,7 +264,14 @@ impl std::fmt::Debug for Refresh<'_> {
 
 impl<'a> Refresh<'a> {
     pub(crate) fn new(index: &'a Index, fields: Fields, root: &'a Path) -> Self {
-        Refresh { index, fields, root, writer: None, stats: RefreshStats::default() }
+        Refresh {
+            index,
+            fields,
+            root,
+            writer: None,
+            analyzer: terms_analyzer(),
+            stats: RefreshStats::default(),
+        }
     }
 
     fn writer(&mut self) -> Result<&mut IndexWriter, IndexError> {
@@ -330,7 +340,7 @@ impl<'a> Refresh<'a> {
     }
 
     fn served_doc(
-        &self,
+        &mut self,
         dir: &ScopeDir,
         path: &str,
         stamp: u64,
@@ -343,14 +353,19 @@ impl<'a> Refresh<'a> {
         doc.add_text(f.scope_key, dir.key());
         doc.add_u64(f.stamp, stamp);
         doc.add_text(f.id, obs.id.as_str());
+        let key = dir.key();
         doc.add_text(f.title, &obs.title);
         doc.add_text(f.content, &obs.content);
-        doc.add_text(f.title_terms, &obs.title);
-        doc.add_text(f.content_terms, &obs.content);
+        let title = curator_core::fts::token_texts(&obs.title);
+        let content = curator_core::fts::token_texts(&obs.content);
+        doc.add_u64(f.len, (title.len() + content.len()) as u64);
+        doc.add_pre_tokenized_text(f.title_phrase, scoped_text(&key, &title));
+        doc.add_pre_tokenized_text(f.content_phrase, scoped_text(&key, &content));
+        let title_terms = analyze(&mut self.analyzer, &obs.title);
+        let content_terms = analyze(&mut self.analyzer, &obs.content);
+        doc.add_pre_tokenized_text(f.title_terms, scoped_text(&key, &title_terms));
+        doc.add_pre_tokenized_text(f.content_terms, scoped_text(&key, &content_terms));
         doc.add_f64(f.trust, obs.trust);
-        let len = curator_core::fts::tokenize(&obs.title).len()
-            + curator_core::fts::tokenize(&obs.content).len();
-        doc.add_u64(f.len, len as u64);
         if dir.tier == Tier::Suites {
             let key = match &obs.suite {
                 Some(s) => suite_key(s.position, &s.suite_snapshot),
@@ -391,4 +406,11 @@ impl<'a> Refresh<'a> {
         }
         Ok(self.stats)
     }
+}
+
+/// The terms-mode tokens of `text` (stop words dropped, stemmed), in order.
+fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    analyzer.token_stream(text).process(&mut |t| out.push(t.text.clone()));
+    out
 }
