@@ -3,8 +3,9 @@
 //! Invariant: curator and agent-qa answer the very same steps over the very same files, test by
 //! test in one loop; agent-qa's table build is charged to the steps of the test it was built for
 //! (it builds one per test, §3.1), and curator's per-step figure includes its freshness check
-//! (`MemoryIndex::search` stats the step's folders before searching), so neither side is timed
-//! doing less than it does in production.
+//! (`MemoryIndex::search` on a watching index drains inotify and refreshes changed folders
+//! before searching, as a long-lived `FileStore` does), so neither side is timed doing less
+//! than it does in production.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -212,7 +213,11 @@ pub(crate) fn run_size(plan: &Plan, size: usize) -> Result<SizeResult, String> {
         timed(|| corpus.files.iter().filter(|f| read_parse(&root.join(f))).count()).1;
 
     let (index, full_build) = timed(|| MemoryIndex::open(&root));
-    let index = index.map_err(ierr)?;
+    // What a long-lived store keeps (`FileStore`): the freshness check is an inotify drain.
+    let index = index.map_err(ierr)?.watching();
+    if !index.is_watching() {
+        return Err("folder watching is unavailable here (inotify)".into());
+    }
     r.full_build = full_build;
     r.served = index.served_count().map_err(ierr)?;
     eprintln!("  index built in {full_build:?}; querying…");

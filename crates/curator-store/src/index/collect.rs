@@ -16,6 +16,7 @@ use tantivy::collector::DocSetCollector;
 use tantivy::schema::Value;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 
+use super::folders::FolderCache;
 use super::query::{phrase_candidates, scope_filter};
 use super::schema::Fields;
 use super::writer::utf16_cmp;
@@ -88,23 +89,12 @@ pub(crate) fn load(
 /// Phrase mode (agent-qa exactly).
 pub(crate) fn phrase(
     searcher: &Searcher,
+    folders: &FolderCache,
     fields: &Fields,
     req: &SearchRequest,
     phrase: &[String],
 ) -> Result<Vec<Hit>, IndexError> {
-    let scoped = searcher.search(&*scope_filter(fields, &req.scopes), &DocSetCollector)?;
-    // One `len` column per segment: opening it per document (a lookup by name each time) was
-    // the largest part of a phrase query over a big scope (retrieval bench, 100k observations).
-    let mut lens: Vec<Option<tantivy::columnar::Column<u64>>> =
-        vec![None; searcher.segment_readers().len()];
-    let mut total_tokens = 0u64;
-    for addr in &scoped {
-        let slot = &mut lens[addr.segment_ord as usize];
-        if slot.is_none() {
-            *slot = Some(searcher.segment_reader(addr.segment_ord).fast_fields().u64("len")?);
-        }
-        total_tokens += slot.as_ref().and_then(|c| c.first(addr.doc_id)).unwrap_or(0);
-    }
+    let (rows, total_tokens) = scoped_rows(searcher, folders, fields, req)?;
     let query = phrase_candidates(fields, &req.scopes, phrase);
     let mut found: Vec<(Candidate, u64, u64)> = Vec::new();
     let mut addrs: Vec<DocAddress> =
@@ -120,7 +110,7 @@ pub(crate) fn phrase(
             found.push((c, freq as u64, len));
         }
     }
-    let stats = Bm25Stats { rows: scoped.len() as u64, total_tokens, hits: found.len() as u64 };
+    let stats = Bm25Stats { rows, total_tokens, hits: found.len() as u64 };
     let mut hits: Vec<Candidate> = found
         .into_iter()
         .filter(|(c, _, _)| c.hit.trust >= req.min_trust)
@@ -132,6 +122,56 @@ pub(crate) fn phrase(
         .collect();
     sort_hits(&mut hits);
     Ok(hits.into_iter().take(req.max_results).map(|c| c.hit).collect())
+}
+
+/// FTS5's `N` and `Σ D` over the rows agent-qa's per-test table would hold: the served
+/// documents of the request's folders (suite folders filtered by position). Product and test
+/// folders come from the folder cache; suite folders, which need the position filter, from the
+/// scope query (they are small).
+fn scoped_rows(
+    searcher: &Searcher,
+    folders: &FolderCache,
+    fields: &Fields,
+    req: &SearchRequest,
+) -> Result<(u64, u64), IndexError> {
+    let (mut rows, mut tokens) = (0u64, 0u64);
+    let mut seen: Vec<String> = Vec::new();
+    let mut suites = Vec::new();
+    for sel in &req.scopes {
+        let key = sel.dir.key();
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key.clone());
+        if sel.dir.tier == Tier::Suites {
+            suites.push(sel.clone());
+            continue;
+        }
+        for segment in searcher.segment_readers() {
+            for d in folders.docs(searcher, fields, segment, &key)?.iter() {
+                if !segment.is_deleted(d.doc) {
+                    rows += 1;
+                    tokens += d.len;
+                }
+            }
+        }
+    }
+    if !suites.is_empty() {
+        let scoped = searcher.search(&*scope_filter(fields, &suites), &DocSetCollector)?;
+        // One `len` column per segment: opening it per document (a lookup by name each time)
+        // was the largest part of a phrase query over a big scope (retrieval bench).
+        let mut lens: Vec<Option<tantivy::columnar::Column<u64>>> =
+            vec![None; searcher.segment_readers().len()];
+        for addr in &scoped {
+            let slot = &mut lens[addr.segment_ord as usize];
+            if slot.is_none() {
+                *slot = Some(searcher.segment_reader(addr.segment_ord).fast_fields().u64("len")?);
+            }
+            rows += 1;
+            tokens += slot.as_ref().and_then(|c| c.first(addr.doc_id)).unwrap_or(0);
+        }
+    }
+    Ok((rows, tokens))
 }
 
 /// Best score first; ties in discovery order (products, suite, tests; file names in UTF-16 order).

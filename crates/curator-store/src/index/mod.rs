@@ -25,6 +25,7 @@
 //! re-parsed on every query and are never lost silently. No tantivy type crosses this API.
 
 mod collect;
+mod folders;
 mod query;
 mod schema;
 mod terms;
@@ -216,6 +217,8 @@ pub struct MemoryIndex {
     watch: Option<Mutex<watch::FolderWatch>>,
     /// Folders brought in line with the disk by this handle (see [`MemoryIndex::folder_checks`]).
     folder_checks: AtomicU64,
+    /// The terms and documents of the folders queried so far, per segment (`folders.rs`).
+    folders: folders::FolderCache,
 }
 
 impl std::fmt::Debug for MemoryIndex {
@@ -275,6 +278,7 @@ impl MemoryIndex {
             rebuilt,
             watch: None,
             folder_checks: AtomicU64::new(0),
+            folders: folders::FolderCache::default(),
         })
     }
 
@@ -391,15 +395,18 @@ impl MemoryIndex {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
+        self.folders.retain(&searcher);
         match req.mode {
             QueryMode::Phrase => {
                 let phrase = curator_core::fts::token_texts(&sanitized);
                 if phrase.is_empty() {
                     return Ok(Vec::new());
                 }
-                collect::phrase(&searcher, &self.fields, req, &phrase)
+                collect::phrase(&searcher, &self.folders, &self.fields, req, &phrase)
             }
-            QueryMode::Terms => terms::terms(&searcher, &self.fields, req, &sanitized),
+            QueryMode::Terms => {
+                terms::terms(&searcher, &self.folders, &self.fields, req, &sanitized)
+            }
         }
     }
 
@@ -490,7 +497,10 @@ pub(crate) fn acquire_writer(index: &Index, budget: usize) -> Result<IndexWriter
     let mut pause = Duration::from_millis(2);
     loop {
         match index.writer_with_num_threads(1, budget) {
-            Ok(w) => return Ok(w),
+            Ok(w) => {
+                w.set_merge_policy(Box::new(merge_policy()));
+                return Ok(w);
+            }
             Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {
                 if start.elapsed() >= WRITER_WAIT {
                     return Err(IndexError::WriterBusy);
@@ -501,6 +511,18 @@ pub(crate) fn acquire_writer(index: &Index, budget: usize) -> Result<IndexWriter
             Err(e) => return Err(e.into()),
         }
     }
+}
+
+/// Few segments, because every query pays per segment (term lookups, prefix scans): two
+/// segments of similar size merge as soon as they exist, and segments under 100 documents
+/// (one refresh after an edit adds one) count as one size, so they merge into each other
+/// instead of waiting for eight of them (tantivy's default). A full build's segments merge
+/// into one; later merges are small and amortized, like a binary counter.
+fn merge_policy() -> tantivy::indexer::LogMergePolicy {
+    let mut policy = tantivy::indexer::LogMergePolicy::default();
+    policy.set_min_num_segments(2);
+    policy.set_min_layer_size(100);
+    policy
 }
 
 /// The index key of a suite child's place: position and snapshot, length-prefixed so distinct

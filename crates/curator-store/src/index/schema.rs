@@ -79,9 +79,11 @@ pub(crate) struct Fields {
     /// scoped: phrase mode.
     pub(crate) title_phrase: Field,
     pub(crate) content_phrase: Field,
-    /// [`terms_analyzer`] tokens, scoped, documents only: terms mode.
+    /// [`terms_analyzer`] tokens, scoped, documents only: terms mode. `any_terms` holds the
+    /// title's and the content's, so prefixes are expanded and document frequencies counted
+    /// in one field.
     pub(crate) title_terms: Field,
-    pub(crate) content_terms: Field,
+    pub(crate) any_terms: Field,
     pub(crate) trust: Field,
     /// `unicode61` tokens in title + content: FTS5's row length `D`.
     pub(crate) len: Field,
@@ -115,7 +117,7 @@ pub(crate) fn build_schema() -> (Schema, Fields) {
         content_phrase: b
             .add_text_field("content_phrase", text(IndexRecordOption::WithFreqsAndPositions)),
         title_terms: b.add_text_field("title_terms", text(IndexRecordOption::Basic)),
-        content_terms: b.add_text_field("content_terms", text(IndexRecordOption::Basic)),
+        any_terms: b.add_text_field("any_terms", text(IndexRecordOption::Basic)),
         trust: b.add_f64_field("trust", STORED | FAST),
         len: b.add_u64_field("len", FAST | STORED),
         position: b.add_u64_field("position", STORED | INDEXED),
@@ -141,7 +143,7 @@ pub(crate) fn fields_of(schema: &Schema) -> Option<Fields> {
         title_phrase: f("title_phrase")?,
         content_phrase: f("content_phrase")?,
         title_terms: f("title_terms")?,
-        content_terms: f("content_terms")?,
+        any_terms: f("any_terms")?,
         trust: f("trust")?,
         len: f("len")?,
         position: f("position")?,

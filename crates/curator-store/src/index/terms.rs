@@ -41,16 +41,23 @@
 //! a query costs what the step's folders hold, not what the root holds. Judging is arithmetic
 //! on those masks; stored documents are read only for the few hits returned.
 
-use std::collections::{HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+
+use curator_core::Tier;
+use rustc_hash::FxHashMap;
 
 use tantivy::query::{EnableScoring, Query};
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocAddress, DocId, DocSet, Searcher, TERMINATED, Term};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{DocAddress, DocId, DocSet, Searcher, TERMINATED};
 
 use super::collect::{Candidate, load, sort_hits};
+use super::folders::FolderCache;
 use super::query::scope_filter;
-use super::schema::{Fields, scoped_term, terms_analyzer};
-use super::{Hit, IndexError, SearchRequest};
+use super::schema::{Fields, terms_analyzer};
+use super::{Hit, IndexError, ScopeSelector, SearchRequest};
 
 /// How much more a title match counts than a content match.
 const TITLE_BOOST: f64 = 2.0;
@@ -87,18 +94,18 @@ struct Step {
     known_share: f64,
 }
 
-/// Which step terms (bits) one pool document has in its title and in its content.
+/// Which step terms (bits) one pool document has in its title, and anywhere (title or content).
 #[derive(Debug, Clone, Copy, Default)]
 struct Masks {
     title: u32,
-    content: u32,
+    any: u32,
 }
 
 /// The pool of one segment: membership and the masks of the documents that match a term.
 struct SegmentPool {
     in_pool: Vec<u64>,
     /// Masks of the pool documents that match a step term, in first-match order.
-    masks: HashMap<DocId, Masks>,
+    masks: FxHashMap<DocId, Masks>,
     touched: Vec<DocId>,
 }
 
@@ -116,36 +123,58 @@ fn idf(n: u64, df: u64) -> f64 {
 }
 
 /// The observations this step could be given: scope folders, `trust >= min_trust`, read once
-/// into one bit set per segment (every statistic below checks postings against it).
+/// into one bit set per segment (every statistic below checks postings against it). Product and
+/// test folders come from the folder cache; suite folders need their position filter, so they
+/// are read through the scope query (they are small).
 fn pool(
     searcher: &Searcher,
+    folders: &FolderCache,
     fields: &Fields,
     req: &SearchRequest,
 ) -> Result<(Vec<SegmentPool>, u64), IndexError> {
-    let weight = scope_filter(fields, &req.scopes)
-        .weight(EnableScoring::disabled_from_searcher(searcher))?;
+    let suites: Vec<ScopeSelector> =
+        req.scopes.iter().filter(|s| s.dir.tier == Tier::Suites).cloned().collect();
+    let suite_weight = match suites.is_empty() {
+        true => None,
+        false => Some(
+            scope_filter(fields, &suites)
+                .weight(EnableScoring::disabled_from_searcher(searcher))?,
+        ),
+    };
     let mut size = 0u64;
     let mut pools = Vec::with_capacity(searcher.segment_readers().len());
     for segment in searcher.segment_readers() {
-        let trust = segment.fast_fields().f64("trust")?;
         let mut in_pool = vec![0u64; (segment.max_doc() as usize).div_ceil(64)];
-        weight.for_each_no_score(segment, &mut |docs| {
-            for &doc in docs {
-                if !segment.is_deleted(doc) && trust.first(doc).unwrap_or(0.0) >= req.min_trust {
-                    in_pool[doc as usize / 64] |= 1 << (doc % 64);
-                    size += 1;
-                }
+        let mut admit = |doc: DocId, trust: f64| {
+            let (word, bit) = (doc as usize / 64, 1u64 << (doc % 64));
+            if trust >= req.min_trust && in_pool[word] & bit == 0 && !segment.is_deleted(doc) {
+                in_pool[word] |= bit;
+                size += 1;
             }
-        })?;
-        pools.push(SegmentPool { in_pool, masks: HashMap::new(), touched: Vec::new() });
+        };
+        for sel in req.scopes.iter().filter(|s| s.dir.tier != Tier::Suites) {
+            for d in folders.docs(searcher, fields, segment, &sel.dir.key())?.iter() {
+                admit(d.doc, d.trust);
+            }
+        }
+        if let Some(weight) = &suite_weight {
+            let trust = segment.fast_fields().f64("trust")?;
+            weight.for_each_no_score(segment, &mut |docs| {
+                for &doc in docs {
+                    admit(doc, trust.first(doc).unwrap_or(0.0));
+                }
+            })?;
+        }
+        pools.push(SegmentPool { in_pool, masks: FxHashMap::default(), touched: Vec::new() });
     }
     Ok((pools, size))
 }
 
-/// Terms of `fields` in the request's folders that begin with `stem` (the stem itself first).
+/// Terms of `field` in the request's folders that begin with `stem` (the stem itself first).
 fn forms_of(
     searcher: &Searcher,
-    fields: &[Field],
+    folders: &FolderCache,
+    field: Field,
     dirs: &[String],
     stem: &str,
 ) -> Result<Vec<String>, IndexError> {
@@ -153,21 +182,13 @@ fn forms_of(
     if stem.chars().count() < PREFIX_MIN_CHARS {
         return Ok(forms);
     }
-    for field in fields {
-        for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(*field)?;
-            for dir in dirs {
-                let prefix = scoped_term(dir, stem);
-                let mut stream = inverted.terms().range().ge(prefix.as_bytes()).into_stream()?;
-                while stream.advance() {
-                    let Some(rest) = stream.key().strip_prefix(prefix.as_bytes()) else { break };
-                    let Ok(rest) = std::str::from_utf8(rest) else { continue };
-                    let form = format!("{stem}{rest}");
-                    if !forms.contains(&form) {
-                        forms.push(form);
-                        if forms.len() >= MAX_FORMS {
-                            return Ok(forms);
-                        }
+    for segment in searcher.segment_readers() {
+        for dir in dirs {
+            for form in folders.terms(segment, field, dir)?.with_prefix(stem) {
+                if !forms.iter().any(|f| f == form) {
+                    forms.push(form.to_owned());
+                    if forms.len() >= MAX_FORMS {
+                        return Ok(forms);
                     }
                 }
             }
@@ -176,42 +197,42 @@ fn forms_of(
     Ok(forms)
 }
 
-/// Marks `bit` on every pool document holding one of `forms` in `field`; returns how many pool
-/// documents got it in this field or (`any_before` false) in either field for the first time.
+/// Sets `bit` in the title (`title`) or the any mask of every pool document holding one of
+/// `forms` in `field`; returns how many pool documents got it.
+#[allow(clippy::too_many_arguments)]
 fn mark(
     searcher: &Searcher,
+    folders: &FolderCache,
     pools: &mut [SegmentPool],
     field: Field,
     dirs: &[String],
     forms: &[String],
     bit: u32,
     title: bool,
-) -> Result<(u64, u64), IndexError> {
-    let (mut new_any, mut new_field) = (0u64, 0u64);
+) -> Result<u64, IndexError> {
+    let mut marked = 0u64;
     for (segment, pool) in searcher.segment_readers().iter().zip(pools.iter_mut()) {
         let inverted = segment.inverted_index(field)?;
         for dir in dirs {
+            let folder = folders.terms(segment, field, dir)?;
             for form in forms {
-                let term = Term::from_field_text(field, &scoped_term(dir, form));
-                let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)?
-                else {
-                    continue;
-                };
+                let Some(info) = folder.get(form) else { continue };
+                let mut postings =
+                    inverted.read_postings_from_terminfo(info, IndexRecordOption::Basic)?;
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
                     if pool.contains(doc) {
-                        let m = pool.masks.entry(doc).or_default();
-                        let before = m.title | m.content;
-                        let slot = if title { &mut m.title } else { &mut m.content };
+                        let m = match pool.masks.entry(doc) {
+                            Entry::Occupied(e) => e.into_mut(),
+                            Entry::Vacant(e) => {
+                                pool.touched.push(doc);
+                                e.insert(Masks::default())
+                            }
+                        };
+                        let slot = if title { &mut m.title } else { &mut m.any };
                         if *slot & bit == 0 {
                             *slot |= bit;
-                            new_field += 1;
-                            if before & bit == 0 {
-                                new_any += 1;
-                            }
-                            if before == 0 {
-                                pool.touched.push(doc);
-                            }
+                            marked += 1;
                         }
                     }
                     doc = postings.advance();
@@ -219,12 +240,13 @@ fn mark(
             }
         }
     }
-    Ok((new_any, new_field))
+    Ok(marked)
 }
 
 /// Rules 2 and 3 of the module doc; marks every pool document with the step terms it holds.
 fn step_terms(
     searcher: &Searcher,
+    folders: &FolderCache,
     fields: &Fields,
     req: &SearchRequest,
     pools: &mut [SegmentPool],
@@ -242,7 +264,6 @@ fn step_terms(
             stems.push(joined.clone());
         }
     }
-    let both = [fields.title_terms, fields.content_terms];
     let dirs: Vec<String> = req.scopes.iter().map(|s| s.dir.key()).collect();
     let mut known: Vec<StepTerm> = Vec::new();
     let mut seen_forms: HashSet<String> = HashSet::new();
@@ -250,20 +271,20 @@ fn step_terms(
         if known.len() >= MAX_STEP_TERMS {
             break;
         }
-        let forms = forms_of(searcher, &both, &dirs, &stem)?;
+        // Every title term is also an any term, so the any field alone holds every form.
+        let forms = forms_of(searcher, folders, fields.any_terms, &dirs, &stem)?;
         // A form already covered by an earlier term (e.g. "login" from "log in" and a literal
         // "login") would count the same evidence twice.
         if forms.iter().any(|f| seen_forms.contains(f)) {
             continue;
         }
         let bit = 1u32 << known.len();
-        let (title_df, _) = mark(searcher, pools, fields.title_terms, &dirs, &forms, bit, true)?;
-        let (content_new, _) =
-            mark(searcher, pools, fields.content_terms, &dirs, &forms, bit, false)?;
-        let df = title_df + content_new;
+        let df = mark(searcher, folders, pools, fields.any_terms, &dirs, &forms, bit, false)?;
         if df == 0 {
             continue;
         }
+        let title_df =
+            mark(searcher, folders, pools, fields.title_terms, &dirs, &forms, bit, true)?;
         seen_forms.extend(forms.iter().cloned());
         known.push(StepTerm { weight: idf(pool_size, df), title_df, bit });
     }
@@ -286,7 +307,7 @@ fn judge(step: &Step, pool_size: u64, min_coverage: f64, masks: Masks) -> Option
     let matched: Vec<(&StepTerm, bool)> = step
         .known
         .iter()
-        .filter(|t| (masks.title | masks.content) & t.bit != 0)
+        .filter(|t| masks.any & t.bit != 0)
         .map(|t| (t, masks.title & t.bit != 0))
         .collect();
     if matched.is_empty() || known <= 0.0 {
@@ -334,15 +355,16 @@ impl Accepted {
 /// Terms mode: the hits the step is about, best first (module doc).
 pub(crate) fn terms(
     searcher: &Searcher,
+    folders: &FolderCache,
     fields: &Fields,
     req: &SearchRequest,
     sanitized: &str,
 ) -> Result<Vec<Hit>, IndexError> {
-    let (mut pools, pool_size) = pool(searcher, fields, req)?;
+    let (mut pools, pool_size) = pool(searcher, folders, fields, req)?;
     if pool_size == 0 {
         return Ok(Vec::new());
     }
-    let step = step_terms(searcher, fields, req, &mut pools, pool_size, sanitized)?;
+    let step = step_terms(searcher, folders, fields, req, &mut pools, pool_size, sanitized)?;
     if step.known.is_empty() {
         return Ok(Vec::new());
     }
@@ -382,16 +404,21 @@ pub(crate) fn terms(
 
 /// The distinct analyzed terms of `text`, in first-occurrence order.
 fn analyze_unique(text: &str) -> Vec<String> {
-    let mut analyzer = terms_analyzer();
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    let mut stream = analyzer.token_stream(text);
-    while let Some(tok) = stream.next() {
-        if seen.insert(tok.text.clone()) {
-            out.push(tok.text.clone());
-        }
+    thread_local! {
+        // Building the analyzer (its stop word sets) cost a third of a terms query when it was
+        // built per call (retrieval bench profile); a step analyzes up to a dozen texts.
+        static ANALYZER: RefCell<TextAnalyzer> = RefCell::new(terms_analyzer());
     }
-    out
+    ANALYZER.with_borrow_mut(|analyzer| {
+        let mut out: Vec<String> = Vec::new();
+        let mut stream = analyzer.token_stream(text);
+        while let Some(tok) = stream.next() {
+            if !out.contains(&tok.text) {
+                out.push(tok.text.clone());
+            }
+        }
+        out
+    })
 }
 
 #[cfg(test)]
@@ -437,8 +464,8 @@ mod tests {
                 if forms.iter().any(|f| title.contains(f)) {
                     m.title |= t.bit;
                 }
-                if forms.iter().any(|f| content.contains(f)) {
-                    m.content |= t.bit;
+                if forms.iter().any(|f| title.contains(f) || content.contains(f)) {
+                    m.any |= t.bit;
                 }
             }
             judge(&self.step, self.n, min, m)

@@ -25,8 +25,10 @@ use super::{IndexError, RefreshStats, ScopeDir, suite_key};
 /// Files larger than this are not parsed (a problem, not a crash); observations are small.
 pub(crate) const MAX_FILE_BYTES: u64 = 1 << 20;
 /// Memory the single indexing thread may use before it flushes a segment (tantivy's minimum is
-/// 15 MB; a full build of 100k observations fits in a few flushes).
-const WRITER_BUDGET: usize = 50_000_000;
+/// 15 MB). Every segment costs each query term lookups, so a full build should leave few: at
+/// this budget 100k observations are one or two segments (and two then merge), for a peak of
+/// about half a gigabyte during the build; a refresh of a few files uses a small part of it.
+const WRITER_BUDGET: usize = 200_000_000;
 
 /// One file admitted by the listing rule, with its stamp.
 #[derive(Debug, Clone)]
@@ -361,10 +363,10 @@ impl<'a> Refresh<'a> {
         doc.add_u64(f.len, (title.len() + content.len()) as u64);
         doc.add_pre_tokenized_text(f.title_phrase, scoped_text(&key, &title));
         doc.add_pre_tokenized_text(f.content_phrase, scoped_text(&key, &content));
-        let title_terms = analyze(&mut self.analyzer, &obs.title);
-        let content_terms = analyze(&mut self.analyzer, &obs.content);
-        doc.add_pre_tokenized_text(f.title_terms, scoped_text(&key, &title_terms));
-        doc.add_pre_tokenized_text(f.content_terms, scoped_text(&key, &content_terms));
+        let mut terms = analyze(&mut self.analyzer, &obs.title);
+        doc.add_pre_tokenized_text(f.title_terms, scoped_text(&key, &terms));
+        terms.extend(analyze(&mut self.analyzer, &obs.content));
+        doc.add_pre_tokenized_text(f.any_terms, scoped_text(&key, &terms));
         doc.add_f64(f.trust, obs.trust);
         if dir.tier == Tier::Suites {
             let key = match &obs.suite {

@@ -188,3 +188,27 @@ fn concurrent_queries_and_writes_end_in_agreement() {
     assert_eq!(find(&index, "version 40"), [id(0)]);
     assert!(find(&index, "version 39").is_empty());
 }
+
+#[test]
+fn both_modes_follow_edits_and_deletes_in_a_long_lived_index() {
+    // The index keeps what it read of each folder per segment; an edit deletes the old document
+    // in its segment and adds one elsewhere, and neither mode may serve the old one.
+    let root = Root::new();
+    let path = root.put("products", "p", &obs(0, "Export button", "Downloads a CSV file.", 0.9));
+    root.put("products", "p", &obs(1, "Login modal", "Fades in slowly.", 0.9));
+    let index = watching(&root);
+    let terms = |text: &str| {
+        let req = request(vec![sel(Tier::Products, "p")], text, QueryMode::Terms);
+        ids(&index.search(&req).unwrap())
+    };
+    assert_eq!(terms("Click the export button"), [id(0)]);
+    assert_eq!(find(&index, "downloads a csv"), [id(0)]);
+    std::fs::write(&path, file_text(&obs(0, "Import dialog", "Uploads a CSV file.", 0.9))).unwrap();
+    assert!(terms("Click the export button").is_empty());
+    assert_eq!(terms("Open the import dialog"), [id(0)]);
+    assert!(find(&index, "downloads a csv").is_empty());
+    assert_eq!(find(&index, "uploads a csv"), [id(0)]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(terms("Open the import dialog").is_empty());
+    assert_eq!(terms("Wait for the login modal"), [id(1)]);
+}
