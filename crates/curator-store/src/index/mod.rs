@@ -587,18 +587,24 @@ mod tests {
         assert_eq!(index.refresh_dirs(&[req.scopes[0].dir.clone()]).unwrap().added, 1);
     }
 
+    /// An empty root with its index and an empty folder `products/p`.
+    fn product_folder() -> (tempfile::TempDir, MemoryIndex, PathBuf, ScopeDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = MemoryIndex::open(dir.path()).unwrap();
+        let folder = dir.path().join("products/p");
+        std::fs::create_dir_all(&folder).unwrap();
+        let scope = ScopeDir::new(Tier::Products, ScopeName::new("p").unwrap());
+        (dir, index, folder, scope)
+    }
+
     #[test]
     fn two_refreshes_of_one_new_file_leave_one_document() {
         // Process B read the index before process A committed the new file; B then adds it
         // too. The path is deleted before every add, so B's commit replaces A's document.
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, index, folder, scope) = product_folder();
         let root = dir.path();
-        let index = MemoryIndex::open(root).unwrap();
-        let folder = root.join("products/p");
-        std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(folder.join("obs_aa-lamp-lake-moon-reef-sand-tide-wave-wind-yarn.md"), OBS)
             .unwrap();
-        let scope = ScopeDir::new(Tier::Products, ScopeName::new("p").unwrap());
         let stale_view = index.reader.searcher();
         assert_eq!(index.refresh_dirs(std::slice::from_ref(&scope)).unwrap().added, 1);
         let mut late = writer::Refresh::new(&index.index, index.fields, root);
@@ -610,12 +616,7 @@ mod tests {
 
     #[test]
     fn many_small_refreshes_do_not_pile_up_segments() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        let index = MemoryIndex::open(root).unwrap();
-        let folder = root.join("products/p");
-        std::fs::create_dir_all(&folder).unwrap();
-        let scope = ScopeDir::new(Tier::Products, ScopeName::new("p").unwrap());
+        let (_dir, index, folder, scope) = product_folder();
         for n in 0..30 {
             let name = format!("obs_{n:02}-lamp-lake-moon-reef-sand-tide-wave-wind-yarn");
             std::fs::write(
