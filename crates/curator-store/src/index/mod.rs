@@ -266,6 +266,7 @@ impl MemoryIndex {
         on_disk: bool,
         rebuilt: bool,
     ) -> Result<Self, IndexError> {
+        schema::register_tokenizers(&index);
         let fields = schema::fields_of(&index.schema())
             .ok_or_else(|| IndexError::Tantivy("index schema lacks curator's fields".into()))?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
@@ -484,6 +485,7 @@ fn recreate(dir: &Path) -> Result<Index, IndexError> {
         }
         Err(e) => return Err(e.into()),
     };
+    schema::register_tokenizers(&index);
     let mut writer = acquire_writer(&index, 15_000_000)?;
     let mut prepared = writer.prepare_commit()?;
     prepared.set_payload(&schema::payload());

@@ -14,16 +14,16 @@
 //! about 2 % of the index, and that walk was most of a terms-mode query (BENCHMARKS.md
 //! "Retrieval").
 
+use tantivy::Index;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::PreTokenizedString;
 use tantivy::tokenizer::{
     Language, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
 
 /// Version of the schema and analysis; stored as the commit payload of every commit.
-pub(crate) const SCHEMA_VERSION: u32 = 3;
+pub(crate) const SCHEMA_VERSION: u32 = 4;
 
 /// The commit payload that marks an index as written by this schema version.
 pub(crate) fn payload() -> String {
@@ -39,20 +39,65 @@ pub(crate) fn scoped_term(dir_key: &str, token: &str) -> String {
     format!("{dir_key}{SCOPE_SEP}{token}")
 }
 
-/// Text already split into `tokens` (positions in order), indexed under `dir_key`.
-pub(crate) fn scoped_text(dir_key: &str, tokens: &[String]) -> PreTokenizedString {
-    let tokens = tokens
-        .iter()
-        .enumerate()
-        .map(|(position, t)| Token {
-            offset_from: 0,
-            offset_to: 0,
-            position,
-            text: scoped_term(dir_key, t),
-            position_length: 1,
-        })
-        .collect();
-    PreTokenizedString { text: String::new(), tokens }
+/// The value stored in a scoped text field: the folder key, [`SCOPE_SEP`], then the text. The
+/// scoped tokenizers take the key off and prefix every token with it, in tantivy's indexing
+/// thread (handing tantivy pre-tokenized text instead cost a JSON round trip per value).
+pub(crate) fn scoped_value(dir_key: &str, text: &str) -> String {
+    format!("{dir_key}{SCOPE_SEP}{text}")
+}
+
+/// agent-qa's `unicode61` tokens with positions, scoped: the phrase fields.
+pub(crate) const SCOPED_UNICODE61: &str = "curator_scoped_unicode61";
+/// [`terms_analyzer`] tokens, scoped: the terms fields.
+pub(crate) const SCOPED_TERMS: &str = "curator_scoped_terms";
+
+/// Registers curator's tokenizers; needed on every opened or created index.
+pub(crate) fn register_tokenizers(index: &Index) {
+    let tokenizers = index.tokenizers();
+    tokenizers.register(SCOPED_UNICODE61, TextAnalyzer::from(Scoped(Inner::Unicode61)));
+    tokenizers.register(SCOPED_TERMS, TextAnalyzer::from(Scoped(Inner::Terms(terms_analyzer()))));
+}
+
+/// What a [`Scoped`] tokenizer runs on the text after the folder key.
+#[derive(Clone)]
+enum Inner {
+    Unicode61,
+    Terms(TextAnalyzer),
+}
+
+/// Splits a [`scoped_value`] and prefixes each token of its text with the folder key.
+#[derive(Clone)]
+struct Scoped(Inner);
+
+impl Tokenizer for Scoped {
+    type TokenStream<'a> = Unicode61Stream;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        // The key never holds the separator (a control character), so the first one ends it;
+        // any later one belongs to the text.
+        let (key, rest) = text.split_once(SCOPE_SEP).unwrap_or(("", text));
+        let mut tokens = Vec::new();
+        let mut push = |position: usize, token: &str| {
+            tokens.push(Token {
+                offset_from: 0,
+                offset_to: 0,
+                position,
+                text: scoped_term(key, token),
+                position_length: 1,
+            });
+        };
+        match &mut self.0 {
+            Inner::Unicode61 => {
+                for (position, t) in curator_core::fts::tokenize(rest).into_iter().enumerate() {
+                    push(position, &t.text);
+                }
+            }
+            Inner::Terms(analyzer) => {
+                analyzer.token_stream(rest).process(&mut |t| push(t.position, &t.text));
+            }
+        }
+        Unicode61Stream { tokens, next: 0 }
+    }
 }
 
 /// The `suite_key` of a served document in a suite folder without `position` (§3.2: always seen).
@@ -97,10 +142,9 @@ pub(crate) struct Fields {
 /// Builds the schema and the handles to its fields.
 pub(crate) fn build_schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
-    // Values are pre-tokenized (`scoped_text`), so the tokenizer named here never runs.
-    let text = |record: IndexRecordOption| {
+    let text = |tokenizer: &str, record: IndexRecordOption| {
         TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default().set_tokenizer("raw").set_index_option(record),
+            TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record),
         )
     };
     let fields = Fields {
@@ -112,12 +156,16 @@ pub(crate) fn build_schema() -> (Schema, Fields) {
         id: b.add_text_field("id", STRING | STORED),
         title: b.add_text_field("title", STORED),
         content: b.add_text_field("content", STORED),
-        title_phrase: b
-            .add_text_field("title_phrase", text(IndexRecordOption::WithFreqsAndPositions)),
-        content_phrase: b
-            .add_text_field("content_phrase", text(IndexRecordOption::WithFreqsAndPositions)),
-        title_terms: b.add_text_field("title_terms", text(IndexRecordOption::Basic)),
-        any_terms: b.add_text_field("any_terms", text(IndexRecordOption::Basic)),
+        title_phrase: b.add_text_field(
+            "title_phrase",
+            text(SCOPED_UNICODE61, IndexRecordOption::WithFreqsAndPositions),
+        ),
+        content_phrase: b.add_text_field(
+            "content_phrase",
+            text(SCOPED_UNICODE61, IndexRecordOption::WithFreqsAndPositions),
+        ),
+        title_terms: b.add_text_field("title_terms", text(SCOPED_TERMS, IndexRecordOption::Basic)),
+        any_terms: b.add_text_field("any_terms", text(SCOPED_TERMS, IndexRecordOption::Basic)),
         trust: b.add_f64_field("trust", STORED | FAST),
         len: b.add_u64_field("len", FAST | STORED),
         position: b.add_u64_field("position", STORED | INDEXED),
@@ -193,8 +241,8 @@ const STEP_FILLER_STEMS: &[&str] = &[
 ];
 
 /// tantivy adapter for [`curator_core::fts::tokenize`], the first stage of [`terms_analyzer`]
-/// (phrase fields take the core tokens directly, so the index and the exact phrase scorer can
-/// never disagree on what a token is).
+/// (the phrase fields take the core tokens directly, so the index and the exact phrase scorer
+/// can never disagree on what a token is).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Unicode61;
 
@@ -269,6 +317,35 @@ mod tests {
             ["login", "button", "modal"]
         );
         assert_eq!(analyze(terms_analyzer(), "Clicking Über-Menüs"), ["uber", "menus"]);
+    }
+
+    #[test]
+    fn scoped_tokenizers_prefix_every_token_with_the_folder_key() {
+        let tokens = |inner: Inner, text: &str| {
+            let mut got = Vec::new();
+            let mut stream = Scoped(inner).token_stream(text);
+            while stream.advance() {
+                got.push((stream.token().text.clone(), stream.token().position));
+            }
+            got
+        };
+        let key = "products/a b";
+        let value = scoped_value(key, "Café\u{1}menu opens");
+        assert_eq!(
+            tokens(Inner::Unicode61, &value),
+            [
+                (scoped_term(key, "cafe"), 0),
+                (scoped_term(key, "menu"), 1),
+                (scoped_term(key, "opens"), 2)
+            ],
+            "the first separator ends the key; a later one is text"
+        );
+        let terms: Vec<String> =
+            tokens(Inner::Terms(terms_analyzer()), &scoped_value(key, "Clicked the login buttons"))
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect();
+        assert_eq!(terms, [scoped_term(key, "login"), scoped_term(key, "button")]);
     }
 
     #[test]

@@ -16,10 +16,9 @@ use curator_core::{Observation, ScopeName, Tier};
 use tantivy::collector::DocSetCollector;
 use tantivy::query::TermQuery;
 use tantivy::schema::IndexRecordOption;
-use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexWriter, Searcher, TantivyDocument, Term};
 
-use super::schema::{Fields, SUITE_BASE, scoped_text, terms_analyzer};
+use super::schema::{Fields, SUITE_BASE, scoped_value};
 use super::{IndexError, RefreshStats, ScopeDir, suite_key};
 
 /// Files larger than this are not parsed (a problem, not a crash); observations are small.
@@ -253,8 +252,6 @@ pub(crate) struct Refresh<'a> {
     fields: Fields,
     root: &'a Path,
     writer: Option<IndexWriter>,
-    /// Built once per refresh: building the stop word sets per document was measurable.
-    analyzer: TextAnalyzer,
     pub(crate) stats: RefreshStats,
 }
 
@@ -266,14 +263,7 @@ impl std::fmt::Debug for Refresh<'_> {
 
 impl<'a> Refresh<'a> {
     pub(crate) fn new(index: &'a Index, fields: Fields, root: &'a Path) -> Self {
-        Refresh {
-            index,
-            fields,
-            root,
-            writer: None,
-            analyzer: terms_analyzer(),
-            stats: RefreshStats::default(),
-        }
+        Refresh { index, fields, root, writer: None, stats: RefreshStats::default() }
     }
 
     fn writer(&mut self) -> Result<&mut IndexWriter, IndexError> {
@@ -342,7 +332,7 @@ impl<'a> Refresh<'a> {
     }
 
     fn served_doc(
-        &mut self,
+        &self,
         dir: &ScopeDir,
         path: &str,
         stamp: u64,
@@ -358,15 +348,15 @@ impl<'a> Refresh<'a> {
         let key = dir.key();
         doc.add_text(f.title, &obs.title);
         doc.add_text(f.content, &obs.content);
-        let title = curator_core::fts::token_texts(&obs.title);
-        let content = curator_core::fts::token_texts(&obs.content);
-        doc.add_u64(f.len, (title.len() + content.len()) as u64);
-        doc.add_pre_tokenized_text(f.title_phrase, scoped_text(&key, &title));
-        doc.add_pre_tokenized_text(f.content_phrase, scoped_text(&key, &content));
-        let mut terms = analyze(&mut self.analyzer, &obs.title);
-        doc.add_pre_tokenized_text(f.title_terms, scoped_text(&key, &terms));
-        terms.extend(analyze(&mut self.analyzer, &obs.content));
-        doc.add_pre_tokenized_text(f.any_terms, scoped_text(&key, &terms));
+        let len = curator_core::fts::tokenize(&obs.title).len()
+            + curator_core::fts::tokenize(&obs.content).len();
+        doc.add_u64(f.len, len as u64);
+        doc.add_text(f.title_phrase, scoped_value(&key, &obs.title));
+        doc.add_text(f.content_phrase, scoped_value(&key, &obs.content));
+        doc.add_text(f.title_terms, scoped_value(&key, &obs.title));
+        // Title and content in one value: the tokenizer never joins words across the newline.
+        let both = format!("{}\n{}", obs.title, obs.content);
+        doc.add_text(f.any_terms, scoped_value(&key, &both));
         doc.add_f64(f.trust, obs.trust);
         if dir.tier == Tier::Suites {
             let key = match &obs.suite {
@@ -408,11 +398,4 @@ impl<'a> Refresh<'a> {
         }
         Ok(self.stats)
     }
-}
-
-/// The terms-mode tokens of `text` (stop words dropped, stemmed), in order.
-fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    analyzer.token_stream(text).process(&mut |t| out.push(t.text.clone()));
-    out
 }
