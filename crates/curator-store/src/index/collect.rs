@@ -16,8 +16,8 @@ use tantivy::collector::DocSetCollector;
 use tantivy::schema::Value;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 
-use super::folders::FolderCache;
-use super::query::{phrase_candidates, scope_filter};
+use super::folders::{FolderCache, for_each_scoped_doc};
+use super::query::phrase_candidates;
 use super::schema::Fields;
 use super::writer::utf16_cmp;
 use super::{Hit, IndexError, SearchRequest};
@@ -124,10 +124,7 @@ pub(crate) fn phrase(
     Ok(hits.into_iter().take(req.max_results).map(|c| c.hit).collect())
 }
 
-/// FTS5's `N` and `Σ D` over the rows agent-qa's per-test table would hold: the served
-/// documents of the request's folders (suite folders filtered by position). Product and test
-/// folders come from the folder cache; suite folders, which need the position filter, from the
-/// scope query (they are small).
+/// FTS5's `N` and `Σ D` over the rows agent-qa's per-test table would hold.
 fn scoped_rows(
     searcher: &Searcher,
     folders: &FolderCache,
@@ -135,41 +132,11 @@ fn scoped_rows(
     req: &SearchRequest,
 ) -> Result<(u64, u64), IndexError> {
     let (mut rows, mut tokens) = (0u64, 0u64);
-    let mut seen: Vec<String> = Vec::new();
-    let mut suites = Vec::new();
-    for sel in &req.scopes {
-        let key = sel.dir.key();
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key.clone());
-        if sel.dir.tier == Tier::Suites {
-            suites.push(sel.clone());
-            continue;
-        }
-        for segment in searcher.segment_readers() {
-            for d in folders.docs(searcher, fields, segment, &key)?.iter() {
-                if !segment.is_deleted(d.doc) {
-                    rows += 1;
-                    tokens += d.len;
-                }
-            }
-        }
-    }
-    if !suites.is_empty() {
-        let scoped = searcher.search(&*scope_filter(fields, &suites), &DocSetCollector)?;
-        // One `len` column per segment: opening it per document (a lookup by name each time)
-        // was the largest part of a phrase query over a big scope (retrieval bench).
-        let mut lens: Vec<Option<tantivy::columnar::Column<u64>>> =
-            vec![None; searcher.segment_readers().len()];
-        for addr in &scoped {
-            let slot = &mut lens[addr.segment_ord as usize];
-            if slot.is_none() {
-                *slot = Some(searcher.segment_reader(addr.segment_ord).fast_fields().u64("len")?);
-            }
+    for segment in searcher.segment_readers() {
+        for_each_scoped_doc(searcher, folders, fields, &req.scopes, segment, |d| {
             rows += 1;
-            tokens += slot.as_ref().and_then(|c| c.first(addr.doc_id)).unwrap_or(0);
-        }
+            tokens += d.len;
+        })?;
     }
     Ok((rows, tokens))
 }

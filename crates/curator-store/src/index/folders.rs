@@ -23,8 +23,11 @@ use tantivy::query::{EnableScoring, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, Searcher, SegmentReader, Term};
 
-use super::IndexError;
+use curator_core::Tier;
+
+use super::query::scope_filter;
 use super::schema::{Fields, SCOPE_SEP, scoped_term};
+use super::{IndexError, ScopeSelector};
 
 /// Most terms and documents kept in all folders together (about 100 bytes each).
 const MAX_CACHED_ITEMS: usize = 2_000_000;
@@ -162,6 +165,56 @@ impl FolderCache {
         // A panic while holding it leaves at worst a partly filled cache, which is still right.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// Calls `visit(doc)` for every live served document of `scopes` in `segment`, once each: the
+/// rows agent-qa's per-test table would hold. Product and test folders come from the cache;
+/// suite folders need their position filter, so they go through the scope query (they are
+/// small) with trust and length read from the columns.
+pub(crate) fn for_each_scoped_doc(
+    searcher: &Searcher,
+    folders: &FolderCache,
+    fields: &Fields,
+    scopes: &[ScopeSelector],
+    segment: &SegmentReader,
+    mut visit: impl FnMut(FolderDoc),
+) -> Result<(), IndexError> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut suites: Vec<ScopeSelector> = Vec::new();
+    for sel in scopes {
+        let key = sel.dir.key();
+        if seen.contains(&key) {
+            continue;
+        }
+        if sel.dir.tier == Tier::Suites {
+            suites.push(sel.clone());
+        } else {
+            for d in folders.docs(searcher, fields, segment, &key)?.iter() {
+                if !segment.is_deleted(d.doc) {
+                    visit(*d);
+                }
+            }
+        }
+        seen.push(key);
+    }
+    if !suites.is_empty() {
+        let weight = scope_filter(fields, &suites)
+            .weight(EnableScoring::disabled_from_searcher(searcher))?;
+        let trust = segment.fast_fields().f64("trust")?;
+        let len = segment.fast_fields().u64("len")?;
+        weight.for_each_no_score(segment, &mut |docs| {
+            for &doc in docs {
+                if !segment.is_deleted(doc) {
+                    visit(FolderDoc {
+                        doc,
+                        trust: trust.first(doc).unwrap_or(0.0),
+                        len: len.first(doc).unwrap_or(0),
+                    });
+                }
+            }
+        })?;
+    }
+    Ok(())
 }
 
 /// One scan of the dictionary range `dir␁ … dir␂`.

@@ -70,7 +70,7 @@ enum Inner {
 struct Scoped(Inner);
 
 impl Tokenizer for Scoped {
-    type TokenStream<'a> = Unicode61Stream;
+    type TokenStream<'a> = TokenList;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
         // The key never holds the separator (a control character), so the first one ends it;
@@ -96,7 +96,7 @@ impl Tokenizer for Scoped {
                 analyzer.token_stream(rest).process(&mut |t| push(t.position, &t.text));
             }
         }
-        Unicode61Stream { tokens, next: 0 }
+        TokenList { tokens, next: 0 }
     }
 }
 
@@ -246,15 +246,15 @@ const STEP_FILLER_STEMS: &[&str] = &[
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Unicode61;
 
-/// The tokens of one text, handed out one by one.
+/// The tokens of one text, handed out one by one (both curator tokenizers produce a list).
 #[derive(Debug)]
-pub(crate) struct Unicode61Stream {
+pub(crate) struct TokenList {
     tokens: Vec<Token>,
     next: usize,
 }
 
 impl Tokenizer for Unicode61 {
-    type TokenStream<'a> = Unicode61Stream;
+    type TokenStream<'a> = TokenList;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
         let tokens = curator_core::fts::tokenize(text)
@@ -268,11 +268,11 @@ impl Tokenizer for Unicode61 {
                 position_length: 1,
             })
             .collect();
-        Unicode61Stream { tokens, next: 0 }
+        TokenList { tokens, next: 0 }
     }
 }
 
-impl TokenStream for Unicode61Stream {
+impl TokenStream for TokenList {
     fn advance(&mut self) -> bool {
         self.next += 1;
         self.next <= self.tokens.len()

@@ -45,19 +45,16 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::collections::hash_map::Entry;
 
-use curator_core::Tier;
 use rustc_hash::FxHashMap;
 
-use tantivy::query::{EnableScoring, Query};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, DocId, DocSet, Searcher, TERMINATED};
 
 use super::collect::{Candidate, load, sort_hits};
-use super::folders::FolderCache;
-use super::query::scope_filter;
+use super::folders::{FolderCache, for_each_scoped_doc};
 use super::schema::{Fields, terms_analyzer};
-use super::{Hit, IndexError, ScopeSelector, SearchRequest};
+use super::{Hit, IndexError, SearchRequest};
 
 /// How much more a title match counts than a content match.
 const TITLE_BOOST: f64 = 2.0;
@@ -123,48 +120,23 @@ fn idf(n: u64, df: u64) -> f64 {
 }
 
 /// The observations this step could be given: scope folders, `trust >= min_trust`, read once
-/// into one bit set per segment (every statistic below checks postings against it). Product and
-/// test folders come from the folder cache; suite folders need their position filter, so they
-/// are read through the scope query (they are small).
+/// into one bit set per segment (every statistic below checks postings against it).
 fn pool(
     searcher: &Searcher,
     folders: &FolderCache,
     fields: &Fields,
     req: &SearchRequest,
 ) -> Result<(Vec<SegmentPool>, u64), IndexError> {
-    let suites: Vec<ScopeSelector> =
-        req.scopes.iter().filter(|s| s.dir.tier == Tier::Suites).cloned().collect();
-    let suite_weight = match suites.is_empty() {
-        true => None,
-        false => Some(
-            scope_filter(fields, &suites)
-                .weight(EnableScoring::disabled_from_searcher(searcher))?,
-        ),
-    };
     let mut size = 0u64;
     let mut pools = Vec::with_capacity(searcher.segment_readers().len());
     for segment in searcher.segment_readers() {
         let mut in_pool = vec![0u64; (segment.max_doc() as usize).div_ceil(64)];
-        let mut admit = |doc: DocId, trust: f64| {
-            let (word, bit) = (doc as usize / 64, 1u64 << (doc % 64));
-            if trust >= req.min_trust && in_pool[word] & bit == 0 && !segment.is_deleted(doc) {
-                in_pool[word] |= bit;
+        for_each_scoped_doc(searcher, folders, fields, &req.scopes, segment, |d| {
+            if d.trust >= req.min_trust {
+                in_pool[d.doc as usize / 64] |= 1 << (d.doc % 64);
                 size += 1;
             }
-        };
-        for sel in req.scopes.iter().filter(|s| s.dir.tier != Tier::Suites) {
-            for d in folders.docs(searcher, fields, segment, &sel.dir.key())?.iter() {
-                admit(d.doc, d.trust);
-            }
-        }
-        if let Some(weight) = &suite_weight {
-            let trust = segment.fast_fields().f64("trust")?;
-            weight.for_each_no_score(segment, &mut |docs| {
-                for &doc in docs {
-                    admit(doc, trust.first(doc).unwrap_or(0.0));
-                }
-            })?;
-        }
+        })?;
         pools.push(SegmentPool { in_pool, masks: FxHashMap::default(), touched: Vec::new() });
     }
     Ok((pools, size))
