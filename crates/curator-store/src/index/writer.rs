@@ -25,8 +25,8 @@ use super::{IndexError, RefreshStats, ScopeDir, suite_key};
 pub(crate) const MAX_FILE_BYTES: u64 = 1 << 20;
 /// Memory the single indexing thread may use before it flushes a segment (tantivy's minimum is
 /// 15 MB). Every segment costs each query term lookups, so a full build should leave few: at
-/// this budget 100k observations are one or two segments (and two then merge), for a peak of
-/// about half a gigabyte during the build; a refresh of a few files uses a small part of it.
+/// this budget 100k observations are one or two segments (and two then merge). The arena grows
+/// as needed, so a refresh of a few files uses a small part of it.
 const WRITER_BUDGET: usize = 200_000_000;
 
 /// One file admitted by the listing rule, with its stamp.
@@ -393,7 +393,8 @@ impl<'a> Refresh<'a> {
             // The commit may have started merges of small segments; dropping the writer would
             // abandon them, and every refresh after an edit would leave one more tiny segment
             // that each query then visits (seen as 17 segments for 100k files in the bench).
-            // Small segments only merge among themselves, so this wait stays short.
+            // Merges pair segments of similar size, so after an edit they are small; a large one
+            // is rare (amortized like a binary counter), the price of few segments per query.
             writer.wait_merging_threads()?;
         }
         Ok(self.stats)
