@@ -100,7 +100,11 @@ fn a_deadlock_is_retried_and_both_transactions_land() {
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(runs.load(Ordering::SeqCst), 3, "exactly one deadlock victim ran again");
+    // One victim runs again at least; under load its retry can conflict once more (seen once
+    // in CI: 4 runs), which is the retry loop working, not a lost update.
+    let runs = runs.load(Ordering::SeqCst);
+    let most = 2 * usize::try_from(PgOptions::default().max_attempts).unwrap();
+    assert!((3..=most).contains(&runs), "runs: {runs}");
     for id in [&a.id, &b.id] {
         assert_eq!(store.get(id).unwrap().observation.confirmed_count, 2);
     }
