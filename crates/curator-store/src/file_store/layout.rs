@@ -106,6 +106,20 @@ fn walk_tier(root: &Path, tier: Tier, walk: &mut Walk) {
     }
 }
 
+/// Walks the one folder `<root>/<tier>/<scope>`: what [`walk`] finds there, without reading any
+/// other folder. Problems of the tier or scope folder itself belong to no scope, so (as in a
+/// full walk filtered to this scope) they are not reported here; `lint` walks everything.
+pub(crate) fn walk_one_scope(root: &Path, tier: Tier, scope: &ScopeName) -> Walk {
+    let mut walk = Walk::default();
+    let tier_dir = root.join(tier.dir_name());
+    let dir = tier_dir.join(scope.as_str());
+    let is_dir = |path: &Path| matches!(inside_root(root, path), Ok(Some(meta)) if meta.is_dir());
+    if is_dir(&tier_dir) && is_dir(&dir) {
+        walk_scope(root, tier, scope.clone(), &dir, &mut walk);
+    }
+    walk
+}
+
 pub(crate) fn walk_scope(root: &Path, tier: Tier, scope: ScopeName, dir: &Path, walk: &mut Walk) {
     let problem = |path: &Path, kind| WalkProblem {
         tier,

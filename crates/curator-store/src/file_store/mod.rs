@@ -167,36 +167,55 @@ fn refused(path: &Path, kind: ProblemKind) -> Error {
     }
 }
 
+/// For each location of a whole-root walk, another location with the same id, if any.
+fn other_holders(locations: &[Location]) -> Vec<Option<PathBuf>> {
+    let mut by_id: HashMap<&str, Vec<&Path>> = HashMap::new();
+    for loc in locations {
+        by_id.entry(loc.stem.as_str()).or_default().push(&loc.path);
+    }
+    locations
+        .iter()
+        .map(|loc| {
+            by_id[loc.stem.as_str()].iter().find(|p| **p != loc.path).map(|p| p.to_path_buf())
+        })
+        .collect()
+}
+
 fn matches(filter: &ListFilter, tier: Tier, scope: Option<&ScopeName>) -> bool {
     filter.tier.is_none_or(|t| t == tier) && filter.scope.as_ref().is_none_or(|s| scope == Some(s))
 }
 
 impl Store for FileStore {
+    /// Lists one scope folder by reading only that folder (other folders' ids come from the id
+    /// index, see `id_index`), or walks the whole root for any wider filter.
     fn list(&self, filter: &ListFilter) -> Result<Listing> {
-        let walk = layout::walk(&self.root);
-        self.index().rebuild_from(&walk.locations);
-        let mut by_id: HashMap<&str, Vec<&Path>> = HashMap::new();
-        for loc in &walk.locations {
-            by_id.entry(loc.stem.as_str()).or_default().push(&loc.path);
-        }
+        let (walk, others) = match (filter.tier, &filter.scope) {
+            (Some(tier), Some(scope)) => {
+                let walk = layout::walk_one_scope(&self.root, tier, scope);
+                let others = self.index().other_holders(&self.root, &walk.locations);
+                (walk, others)
+            }
+            _ => {
+                let walk = layout::walk(&self.root);
+                self.index().rebuild_from(&walk.locations);
+                let others = other_holders(&walk.locations);
+                (walk, others)
+            }
+        };
         let mut listing = Listing::default();
         for found in walk.problems {
             if matches(filter, found.tier, found.scope.as_ref()) {
                 listing.problems.push(found.problem);
             }
         }
-        for loc in &walk.locations {
+        for (loc, other) in walk.locations.iter().zip(others) {
             if !matches(filter, loc.tier, Some(&loc.scope)) {
                 continue;
             }
-            let holders = &by_id[loc.stem.as_str()];
-            if let Some(other) = holders.iter().find(|p| **p != loc.path) {
+            if let Some(other) = other {
                 listing.problems.push(Problem {
                     path: loc.path.clone(),
-                    kind: ProblemKind::DuplicateId {
-                        id: loc.stem.clone(),
-                        other: other.to_path_buf(),
-                    },
+                    kind: ProblemKind::DuplicateId { id: loc.stem.clone(), other },
                 });
                 continue;
             }

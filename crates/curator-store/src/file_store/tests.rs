@@ -56,3 +56,33 @@ fn misses_are_trusted_only_after_a_walk_under_the_lock() {
     let mut tx = FileTransaction::new(&store, None);
     assert!(tx.find(&id).unwrap().is_some());
 }
+
+#[test]
+fn a_miss_probes_the_disk_until_the_index_is_rebuilt_under_the_lock() {
+    let tmp = tempfile::tempdir().unwrap();
+    FileStore::init(tmp.path()).unwrap();
+    let store = FileStore::open(tmp.path(), FileStoreOptions::default()).unwrap();
+    let scope = ScopeName::new("t_a").unwrap();
+    // A listing built the index before the lock was taken.
+    store.list(&ListFilter { tier: Some(Tier::Tests), scope: Some(scope) }).unwrap();
+    let (absent, written) = (ObservationId::generate(), ObservationId::generate());
+    let text = format!(
+        "---\nid: {written}\ntitle: T\ntrust: 0.5\ncreated: 2026-04-10T12:00:00.000Z\n\
+         last_confirmed: 2026-04-10T12:00:00.000Z\nconfirmed_count: 0\ncontradicted_count: 0\n\
+         source_test: t_x\n---\nBody\n"
+    );
+    let mut tx = FileTransaction::new(&store, None);
+    let rebuilds = store.index().rebuilds();
+    assert!(tx.find(&absent).unwrap().is_none(), "a probe, not a walk");
+    let dir = tmp.path().join("tests/t_b");
+    fs::create_dir_all(&dir).unwrap();
+    // Under the lock nobody else writes, so an id probed absent is not probed again.
+    fs::write(dir.join(format!("{absent}.md")), text.replace(written.as_str(), absent.as_str()))
+        .unwrap();
+    assert!(tx.find(&absent).unwrap().is_none());
+    assert_eq!(store.index().rebuilds(), rebuilds);
+    // The index was not rebuilt under this lock, so a miss for another id is checked: found.
+    fs::write(dir.join(format!("{written}.md")), &text).unwrap();
+    assert!(tx.find(&written).unwrap().is_some());
+    assert_eq!(store.index().rebuilds(), rebuilds + 1);
+}

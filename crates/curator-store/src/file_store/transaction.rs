@@ -7,6 +7,7 @@
 //! change survives. A transaction is not atomic across files: changes made before a failing
 //! step stay (and are journaled, so `undo` can revert them).
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 
@@ -27,32 +28,46 @@ use crate::{Error, Result};
 pub(crate) struct FileTransaction<'a> {
     store: &'a FileStore,
     run_id: Option<String>,
-    /// Whether the id index was rebuilt since the lock was taken (then misses are trusted).
-    fresh_index: bool,
+    /// The id index's rebuild count when the lock was taken: once it moves, the index was
+    /// rebuilt under the lock and misses are trusted.
+    rebuilds_at_start: u64,
+    /// Ids found on no disk path under this lock: nobody else writes until it is released, so
+    /// asking again (a fresh id is looked up, then checked before its file is written) costs
+    /// no second probe.
+    absent: HashSet<String>,
 }
 
 impl<'a> FileTransaction<'a> {
     pub(crate) fn new(store: &'a FileStore, run_id: Option<&str>) -> Self {
-        FileTransaction { store, run_id: run_id.map(str::to_owned), fresh_index: false }
+        let rebuilds_at_start = store.index().rebuilds();
+        FileTransaction {
+            store,
+            run_id: run_id.map(str::to_owned),
+            rebuilds_at_start,
+            absent: HashSet::new(),
+        }
+    }
+
+    /// Whether a miss for `id` in the id index can be trusted without checking the disk.
+    fn trust_miss(&self, id: &ObservationId) -> bool {
+        self.absent.contains(id.as_str()) || self.store.index().rebuilds() > self.rebuilds_at_start
     }
 
     pub(super) fn find(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
-        let found = self.store.find(id, self.fresh_index)?;
+        let found = self.store.find(id, self.trust_miss(id))?;
         if found.is_none() {
-            // Either the miss was trusted already or `locate` just walked under the lock.
-            self.fresh_index = true;
+            self.absent.insert(id.to_string());
         }
         Ok(found)
     }
 
     /// Refuses to write an id that already lives in another folder.
     fn check_no_other_copy(&mut self, id: &ObservationId, path: &Path) -> Result<()> {
-        let trust = self.fresh_index;
+        let trust = self.trust_miss(id);
         let mut paths: Vec<_> = {
             let mut index = self.store.index();
             index.locate(&self.store.root, id.as_str(), trust).into_iter().map(|l| l.path).collect()
         };
-        self.fresh_index = true;
         paths.retain(|p| p != path);
         if paths.is_empty() {
             return Ok(());
@@ -115,6 +130,7 @@ impl<'a> FileTransaction<'a> {
         self.journal(change, rollback)?;
         let loc = Location { tier, scope: scope.clone(), stem: id.to_string(), path };
         self.store.index().insert(loc);
+        self.absent.remove(id.as_str());
         Ok(())
     }
 

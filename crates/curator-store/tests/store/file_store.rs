@@ -289,3 +289,105 @@ fn a_body_error_is_returned_and_the_lock_released() {
     assert!(matches!(err, Error::NotFound { .. }));
     assert!(!dir.path().join(".curator.lock").exists());
 }
+
+/// What a listing says, in a form two listings can be compared by.
+fn summary(listing: &curator_store::Listing) -> (Vec<String>, Vec<String>) {
+    let ids = listing.observations.iter().map(|s| s.observation.id.to_string()).collect();
+    let mut problems: Vec<String> = listing.problems.iter().map(ToString::to_string).collect();
+    problems.sort();
+    (ids, problems)
+}
+
+#[test]
+fn a_scope_listing_reads_one_folder_yet_equals_the_whole_listing_filtered_to_it() {
+    let (dir, store) = new_store();
+    let root = dir.path();
+    for (tier, name) in [(Tier::Products, "p"), (Tier::Tests, "t_a"), (Tier::Tests, "t_a")] {
+        put(&store, tier, name, &observation("A fact", "Body."));
+    }
+    let twice = observation("Twice", "Same id in two folders.");
+    let body = write_observation(&twice).unwrap();
+    write_raw(root, &format!("tests/t_a/{}.md", twice.id), body.as_bytes());
+    write_raw(root, &format!("suites/s_1/{}.md", twice.id), body.as_bytes());
+    let broken = curator_core::ObservationId::generate();
+    write_raw(root, &format!("tests/t_a/{broken}.md"), b"---\nnot: [closed\n---\nx\n");
+    fs::create_dir_all(
+        root.join(format!("tests/t_b/{}.md", curator_core::ObservationId::generate())),
+    )
+    .unwrap();
+    write_raw(root, &format!("products/{}.md", curator_core::ObservationId::generate()), b"x");
+    let shared = observation("Shared", "Served through a symlinked folder inside the root.");
+    let shared_body = write_observation(&shared).unwrap();
+    write_raw(root, &format!("shared/{}.md", shared.id), shared_body.as_bytes());
+    std::os::unix::fs::symlink(root.join("shared"), root.join("tests/t_link")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    write_raw(outside.path(), &format!("{}.md", curator_core::ObservationId::generate()), b"x");
+    std::os::unix::fs::symlink(outside.path(), root.join("products/evil")).unwrap();
+
+    let whole = store.list(&ListFilter::default()).unwrap();
+    let folders = [
+        (Tier::Products, "p"),
+        (Tier::Products, "evil"),
+        (Tier::Products, "missing"),
+        (Tier::Suites, "s_1"),
+        (Tier::Tests, "t_a"),
+        (Tier::Tests, "t_b"),
+        (Tier::Tests, "t_link"),
+    ];
+    for (tier, name) in folders {
+        let filter = ListFilter { tier: Some(tier), scope: Some(scope(name)) };
+        let mut expected = curator_store::Listing::default();
+        let prefix = fs::canonicalize(root).unwrap().join(tier.dir_name()).join(name);
+        expected.observations = whole
+            .observations
+            .iter()
+            .filter(|s| s.tier == tier && s.scope.as_str() == name)
+            .cloned()
+            .collect();
+        // Problems of the folder itself (an escaping symlink) belong to no scope: `lint` has them.
+        expected.problems = whole
+            .problems
+            .iter()
+            .filter(|p| p.path.starts_with(&prefix) && p.path != prefix)
+            .cloned()
+            .collect();
+        // A store whose id index is warm, and one that builds it for this listing.
+        let cold = crate::util::open(root);
+        for listed in [store.list(&filter).unwrap(), cold.list(&filter).unwrap()] {
+            assert_eq!(summary(&listed), summary(&expected), "{tier}/{name}");
+        }
+    }
+    let t_a = store.list(&ListFilter { tier: Some(Tier::Tests), scope: Some(scope("t_a")) });
+    assert_eq!(t_a.unwrap().problems.len(), 2, "the duplicate and the unparsable file");
+    let link = store.list(&ListFilter { tier: Some(Tier::Tests), scope: Some(scope("t_link")) });
+    assert_eq!(link.unwrap().observations.len(), 1);
+}
+
+#[test]
+fn a_copy_made_after_the_index_was_built_is_a_duplicate_in_both_folders() {
+    let (dir, store) = new_store();
+    let obs = observation("Promote me", "Learned in one test.");
+    put(&store, Tier::Tests, "t_a", &obs);
+    let t_a = ListFilter { tier: Some(Tier::Tests), scope: Some(scope("t_a")) };
+    let p = ListFilter { tier: Some(Tier::Products), scope: Some(scope("p")) };
+    assert_eq!(store.list(&t_a).unwrap().observations.len(), 1);
+    // A person copies it to the product folder by hand, behind the store's back.
+    let copy = write_raw(
+        dir.path(),
+        &format!("products/p/{}.md", obs.id),
+        write_observation(&obs).unwrap().as_bytes(),
+    );
+    for filter in [&p, &t_a] {
+        let listing = store.list(filter).unwrap();
+        assert!(listing.observations.is_empty(), "{filter:?}");
+        assert!(
+            matches!(&listing.problems[..], [problem] if matches!(problem.kind, ProblemKind::DuplicateId { .. })),
+            "{:?}",
+            listing.problems
+        );
+    }
+    // Once the copy is gone the original is served again.
+    fs::remove_file(copy).unwrap();
+    assert_eq!(store.list(&t_a).unwrap().observations.len(), 1);
+    assert!(store.list(&p).unwrap().problems.is_empty());
+}
