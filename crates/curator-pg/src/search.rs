@@ -14,9 +14,9 @@
 //!   the numbers the file store's index computes, so the same data injects the same memory.
 //! * **terms**: the step's English lexemes (stemmed, stop words dropped) OR-ed into one
 //!   `tsquery` against the generated `search_tsv` (title weight A above content weight B, GIN
-//!   indexed), ranked by `ts_rank × trust`. As in the index, a hit must contain at least
-//!   `min_relevance` of the query's IDF weight, and hits under `keep_ratio` of the best score
-//!   are dropped. Ranks are PostgreSQL's, not tantivy's BM25, so scores (not the rules) differ.
+//!   indexed), ranked by `ts_rank × trust`. As in the index, IDF counts the rows the step may
+//!   see (words none of them has are ignored), a hit must contain at least `min_relevance` of
+//!   the query's IDF weight, and hits under `keep_ratio` of the best score are dropped. Ranks are PostgreSQL's, not tantivy's BM25, so scores (not the rules) differ.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -217,17 +217,26 @@ async fn terms(
         return Ok(Vec::new());
     }
     let single: Vec<String> = lexemes.iter().map(|l| quote_lexeme(l)).collect();
-    // IDF of each lexeme over the whole table, as tantivy's over the whole index.
-    let stmt = c
-        .prepare_cached(
-            "SELECT q.l, (SELECT count(*) FROM observations o WHERE o.search_tsv @@ q.t::tsquery),
-                    (SELECT count(*) FROM observations)
-             FROM unnest($1::text[], $2::text[]) AS q(l, t)",
-        )
-        .await?;
+    // IDF of each lexeme over the rows the step may see, as the index computes it over the
+    // step's folders: statistics of the whole table would make every query count matches in
+    // every product (150 ms at 100k rows) and rank by other products' vocabulary.
+    let stats_sql = format!(
+        "WITH seen AS ({})
+         SELECT q.l, (SELECT count(*) FROM seen WHERE seen.search_tsv @@ q.t::tsquery),
+                (SELECT count(*) FROM seen)
+         FROM unnest($5::text[], $6::text[]) AS q(l, t)",
+        scoped("o.search_tsv")
+    );
+    let stmt = c.prepare_cached(&stats_sql).await?;
     let mut weights: HashMap<String, f64> = HashMap::new();
-    for r in c.query(&stmt, &[&lexemes, &single]).await? {
+    let stats = c
+        .query(&stmt, &[&sel.tiers, &sel.scopes, &sel.positions, &sel.snapshots, &lexemes, &single])
+        .await?;
+    for r in stats {
         let (l, df, n): (String, i64, i64) = (r.get(0), r.get(1), r.get(2));
+        if df == 0 {
+            continue; // a word no visible row has cannot be covered: ignored, as in the index
+        }
         let (df, n) = (df as f64, n as f64);
         weights.insert(l, (1.0 + (n - df + 0.5) / (df + 0.5)).ln());
     }

@@ -168,3 +168,33 @@ fn terms_mode_ranks_title_above_body_and_honours_every_filter() {
     req.text = "download invoice".into();
     assert!(ids(&req).is_empty(), "a phrase is in order");
 }
+
+#[test]
+fn terms_mode_weighs_words_by_the_rows_the_step_may_see() {
+    let (_db, pg) = pg_store();
+    let put = |scope_name: &str, o: &curator_core::Observation| {
+        pg.transact(None, &mut |tx| {
+            tx.put(Tier::Products, &scope(scope_name), o, Action::Add, "s")
+        })
+        .unwrap();
+    };
+    let here = observation("apple", "Invoice download button", "On the orders page.");
+    put("shop", &here);
+    put("shop", &observation("birch", "Orders page layout", "Unrelated text."));
+    // Another product is full of the step's common words and holds its one rare word.
+    let words = ["cedar", "delta", "ember", "fable", "grape", "honey", "ivory", "jelly"];
+    for word in words {
+        put("other", &observation(word, "Invoice download button", "Elsewhere."));
+    }
+    put("other", &observation("kiwis", "Click the export link", "Elsewhere."));
+    let req = request(
+        "Click the invoice download button",
+        QueryMode::Terms,
+        vec![sel(Tier::Products, "shop", None)],
+    );
+    // Over the whole table "click" would carry most of the weight and sink the match below the
+    // floor; over the shop's rows it is a word nothing visible has, so it is ignored.
+    let hits = pg.search(&req).unwrap();
+    assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), [here.id.as_str()]);
+    assert!((hits[0].relevance - 1.0).abs() < 1e-9, "{}", hits[0].relevance);
+}
