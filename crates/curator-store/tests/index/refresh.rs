@@ -146,3 +146,21 @@ fn a_missing_index_folder_is_rebuilt() {
     std::fs::remove_dir_all(root.path().join(".curator")).unwrap();
     assert_eq!(find(&root.index(), "modal"), [id(0)]);
 }
+
+#[test]
+fn an_index_of_another_schema_version_is_rebuilt() {
+    let root = Root::new();
+    root.put("products", "p", &obs(0, "Modal", "Fades in.", 0.5));
+    drop(root.index());
+    // An index an older curator wrote: same files, another version stamp in its commit payload.
+    let meta = index_dir(root.path()).join("meta.json");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    assert!(text.contains("curator-index/v"), "the payload stamps the schema: {text}");
+    std::fs::write(&meta, text.replace("curator-index/v", "curator-index/v0")).unwrap();
+    let index = root.index();
+    assert!(index.was_rebuilt(), "a foreign schema version must not be reused");
+    assert_eq!(find(&index, "modal"), [id(0)]);
+    // The rebuilt index carries the current stamp, so the next open reuses it.
+    drop(index);
+    assert!(!root.index().was_rebuilt());
+}
