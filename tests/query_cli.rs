@@ -186,3 +186,125 @@ fn eval_on_the_dev_set_meets_the_retrieval_bar() {
     assert!(irrelevant <= 0.10, "terms irrelevant rate {irrelevant}: {terms}");
     assert!(recall >= phrase["recall_at_k"].as_f64().unwrap() + 0.5, "{terms} vs {phrase}");
 }
+
+const SUITE: &str = "s_crisp-delta-ember-fable-gamma-haven-iris-jolly-kayak-lemon";
+
+/// `observation_file` with the suite fields agent-qa writes for a positioned suite observation.
+fn positioned(id: &str, title: &str, position: u64) -> String {
+    let source = "source_test: t_lack-auto-quit-dow-boat-urus-zip-van-oak-elm\n";
+    let suite = format!(
+        "{source}position: {position}\nsuite_snapshot:\n  - test: tests/a.yaml\n    id: t_a\n\
+         \x20 - test: tests/b.yaml\n    id: t_b\n"
+    );
+    observation_file(id, title, "0.8", "Seen in the suite.").replacen(source, &suite, 1)
+}
+
+#[test]
+fn a_suite_step_sees_positioned_memory_only_with_its_snapshot_and_position() {
+    let dir = Dir::new("query-suite");
+    dir.write(
+        &format!("suites/{SUITE}/{ID_A}.md"),
+        positioned(ID_A, "Delivery options appear after the postcode", 1),
+    );
+    dir.write(
+        &format!("suites/{SUITE}/{ID_B}.md"),
+        observation_file(ID_B, "Delivery options need a signed-in user", "0.8", "Base."),
+    );
+    let write_tests = |name: &str, json: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, json).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let now = write_tests(
+        "now.json",
+        r#"[{"test":"tests/a.yaml","id":"t_a"},{"test":"tests/b.yaml","id":"t_b"}]"#,
+    );
+    let reordered = write_tests(
+        "reordered.json",
+        r#"[{"id":"t_b","test":"tests/b.yaml"},{"test":"tests/a.yaml","id":"t_a"}]"#,
+    );
+    let ids = |extra: &[&str]| {
+        // Phrase mode: scoping is the same in both modes, and a two-observation pool where
+        // every title says "Delivery options" gives terms mode no informative word.
+        let mut args = vec!["--json", "query", "--product", "acme", "--test", "t_b"];
+        args.extend_from_slice(&["--suite", SUITE, "--mode", "phrase"]);
+        args.extend_from_slice(extra);
+        args.push("delivery options");
+        let json: serde_json::Value = serde_json::from_str(&dir.curator(&args).stdout()).unwrap();
+        let mut ids: Vec<String> = json["observations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["id"].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    // The snapshot and the position both match: the positioned observation joins the base one.
+    assert_eq!(ids(&["--suite-tests", &now, "--position", "1"]), [ID_A, ID_B]);
+    // Base observations of the suite folder are seen at every position and without a snapshot.
+    assert_eq!(ids(&["--suite-tests", &now, "--position", "0"]), [ID_B]);
+    assert_eq!(ids(&["--position", "1"]), [ID_B]);
+    assert_eq!(ids(&["--suite-tests", &now]), [ID_B]);
+    // Same entries in another order is another suite.
+    assert_eq!(ids(&["--suite-tests", &reordered, "--position", "1"]), [ID_B]);
+}
+
+#[test]
+fn a_broken_suite_tests_file_is_an_error_naming_it_and_records_nothing() {
+    let dir = seeded("query-suite-broken");
+    let path = dir.path().join("tests.json");
+    std::fs::write(&path, r#"[{"test": 1, "id": "t_a"}"#).unwrap();
+    let path = path.to_str().unwrap();
+    let (stdout, stderr) = dir
+        .curator(&[
+            "query",
+            "--product",
+            "acme",
+            "--test",
+            TEST,
+            "--suite",
+            SUITE,
+            "--suite-tests",
+            path,
+            "--position",
+            "0",
+            "--run",
+            "r1",
+            "--step",
+            "0",
+            "login button",
+        ])
+        .expect_code(1);
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("--suite-tests") && stderr.contains(path), "{stderr}");
+    assert!(!dir.root().join(".curator/runs/r1.json").exists(), "a failed query recorded a run");
+    // A position without a suite is a usage error, not a guess.
+    let (_, stderr) = dir
+        .curator(&["query", "--product", "acme", "--test", TEST, "--position", "0", "login"])
+        .expect_code(2);
+    assert!(stderr.contains("--suite"), "{stderr}");
+}
+
+#[test]
+fn eval_reports_a_broken_queries_line_by_number_and_field() {
+    let dir = seeded("eval-broken");
+    let path = dir.path().join("q.jsonl");
+    let good = format!(
+        r#"{{"query":"login button","product":"acme","test":"{TEST}","relevant":["{ID_A}"]}}"#
+    );
+    for (line2, field) in [
+        ("{not json".to_owned(), ""),
+        (format!(r#"{{"query":"x","product":"../up","test":"{TEST}","relevant":[]}}"#), "product"),
+        (
+            format!(r#"{{"query":"x","product":"acme","test":"{TEST}","relevant":["nope"]}}"#),
+            "relevant",
+        ),
+    ] {
+        std::fs::write(&path, format!("{good}\n{line2}\n")).unwrap();
+        let (stdout, stderr) =
+            dir.curator(&["eval", "--queries", path.to_str().unwrap()]).expect_code(1);
+        assert_eq!(stdout, "", "no partial report");
+        assert!(stderr.contains("line 2") && stderr.contains(field), "{line2}: {stderr}");
+    }
+}
