@@ -256,26 +256,9 @@ fn a_broken_suite_tests_file_is_an_error_naming_it_and_records_nothing() {
     let path = dir.path().join("tests.json");
     std::fs::write(&path, r#"[{"test": 1, "id": "t_a"}"#).unwrap();
     let path = path.to_str().unwrap();
-    let (stdout, stderr) = dir
-        .curator(&[
-            "query",
-            "--product",
-            "acme",
-            "--test",
-            TEST,
-            "--suite",
-            SUITE,
-            "--suite-tests",
-            path,
-            "--position",
-            "0",
-            "--run",
-            "r1",
-            "--step",
-            "0",
-            "login button",
-        ])
-        .expect_code(1);
+    let mut args = vec!["query", "--product", "acme", "--test", TEST, "--suite", SUITE];
+    args.extend(["--suite-tests", path, "--position", "0", "--run", "r1", "--step", "0", "login"]);
+    let (stdout, stderr) = dir.curator(&args).expect_code(1);
     assert_eq!(stdout, "");
     assert!(stderr.contains("--suite-tests") && stderr.contains(path), "{stderr}");
     assert!(!dir.root().join(".curator/runs/r1.json").exists(), "a failed query recorded a run");
