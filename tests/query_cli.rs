@@ -277,7 +277,7 @@ fn eval_reports_a_broken_queries_line_by_number_and_field() {
         r#"{{"query":"login button","product":"acme","test":"{TEST}","relevant":["{ID_A}"]}}"#
     );
     for (line2, field) in [
-        ("{not json".to_owned(), ""),
+        ("{not json".to_owned(), "not valid JSON"),
         (format!(r#"{{"query":"x","product":"../up","test":"{TEST}","relevant":[]}}"#), "product"),
         (
             format!(r#"{{"query":"x","product":"acme","test":"{TEST}","relevant":["nope"]}}"#),
