@@ -46,6 +46,8 @@ pub struct EvalQuery {
     pub suite: Option<EvalSuite>,
     /// Observations a careful QA agent would want injected for this step; empty = inject nothing.
     pub relevant: Vec<ObservationId>,
+    /// What kind of step this is (`inflection`, `synonym`, `short`, …), for per-class figures.
+    pub classes: Vec<String>,
     /// Why the label is what it is (free text, not used by the metrics).
     pub note: Option<String>,
 }
@@ -297,6 +299,7 @@ mod tests {
             test: ScopeName::new(T).unwrap(),
             suite: None,
             relevant: relevant.iter().map(|id| ObservationId::parse(id).unwrap()).collect(),
+            classes: Vec::new(),
             note: None,
         }
     }

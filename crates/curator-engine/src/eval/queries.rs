@@ -1,7 +1,9 @@
 //! The labelled query file of an eval set: `queries.jsonl` (ARCHITECTURE "Eval set", eval/README.md).
 //!
-//! One JSON object a line: `{"query","product","test","suite"?,"relevant":[ids],"note"?}` with
-//! `suite = {"id","tests":[{"test","id"}],"position"}`. Blank lines are skipped. The loader is
+//! One JSON object a line: `{"query","product","test","suite"?,"relevant":[ids],"classes"?:[names],
+//! "note"?}` with `suite = {"id","tests":[{"test","id"}],"position"}`. `classes` labels what kind of
+//! step a query is (e.g. `inflection`, `synonym`, `short`, `long`, `multi`, `nothing`) so a report
+//! can give every figure per class. Blank lines are skipped. The loader is
 //! strict, because a typo in a label silently changes every figure the set produces: an unknown
 //! key, a wrong type, an empty step, an invalid scope name or observation id, a repeated relevant
 //! id or a suite whose `tests[position].id` is not the query's `test` is an error naming the line
@@ -15,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::{EvalError, EvalQuery, EvalSuite};
 
-const QUERY_KEYS: [&str; 6] = ["query", "product", "test", "suite", "relevant", "note"];
+const QUERY_KEYS: [&str; 7] = ["query", "product", "test", "suite", "relevant", "classes", "note"];
 const SUITE_KEYS: [&str; 3] = ["id", "tests", "position"];
 
 /// Reads and validates a `queries.jsonl` file.
@@ -78,7 +80,8 @@ impl Line<'_> {
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => return Err(self.err("note", "expected a string")),
         };
-        Ok(EvalQuery { line: self.number, query, product, test, suite, relevant, note })
+        let classes = self.classes(&obj)?;
+        Ok(EvalQuery { line: self.number, query, product, test, suite, relevant, classes, note })
     }
 
     fn reject_unknown(
@@ -167,6 +170,41 @@ impl Line<'_> {
         Ok(EvalSuite { id, tests, position })
     }
 
+    /// Class labels: distinct, non-blank names made of `a-z`, `0-9`, `-` and `_`, so a typo
+    /// cannot hide a query in a class of its own without being visible in the report.
+    fn classes(&self, obj: &Map<String, Value>) -> Result<Vec<String>, EvalError> {
+        let items = match obj.get("classes") {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(
+                    self.err("classes", format!("expected an array of names, got {}", kind(other)))
+                );
+            }
+        };
+        let mut out: Vec<String> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let field = format!("classes[{i}]");
+            let Value::String(name) = item else {
+                return Err(self.err(&field, format!("expected a string, got {}", kind(item))));
+            };
+            let valid = !name.is_empty()
+                && name.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'
+                });
+            if !valid {
+                return Err(
+                    self.err(&field, format!("{name:?} is not a class name (a-z, 0-9, - and _)"))
+                );
+            }
+            if out.contains(name) {
+                return Err(self.err(&field, format!("{name} is listed twice")));
+            }
+            out.push(name.clone());
+        }
+        Ok(out)
+    }
+
     fn relevant(&self, obj: &Map<String, Value>) -> Result<Vec<ObservationId>, EvalError> {
         let items = match obj.get("relevant") {
             Some(Value::Array(items)) => items,
@@ -235,6 +273,28 @@ mod tests {
         match parse_queries(text, "q.jsonl").unwrap_err() {
             EvalError::Field { line, field, message, .. } => (line, field, message),
             other => panic!("unexpected error {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_class_labels_and_refuses_bad_ones() {
+        let base =
+            format!("\"query\":\"Pay\",\"product\":\"shop\",\"test\":\"{T0}\",\"relevant\":[]");
+        let qs =
+            parse_queries(&format!("{{{base},\"classes\":[\"short\",\"nothing\"]}}"), "q").unwrap();
+        assert_eq!(qs[0].classes, vec!["short".to_owned(), "nothing".to_owned()]);
+        assert!(parse_queries(&format!("{{{base}}}"), "q").unwrap()[0].classes.is_empty());
+        for (classes, field, needle) in [
+            ("\"short\"", "classes", "expected an array"),
+            ("[1]", "classes[0]", "expected a string"),
+            ("[\"Short\"]", "classes[0]", "not a class name"),
+            ("[\"\"]", "classes[0]", "not a class name"),
+            ("[\"short\",\"short\"]", "classes[1]", "listed twice"),
+        ] {
+            let (line, got_field, message) =
+                line_error(&format!("{{{base},\"classes\":{classes}}}"));
+            assert_eq!((line, got_field.as_str()), (1, field), "{classes}");
+            assert!(message.contains(needle), "{classes}: {message}");
         }
     }
 
