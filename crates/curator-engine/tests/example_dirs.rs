@@ -1,10 +1,12 @@
-//! The repository's example memory root and dev eval set stay valid agent-qa data.
+//! The repository's example memory root and eval sets stay valid agent-qa data.
 //!
-//! `examples/agent-qa-memory` feeds the quick start and demos, `eval/dev` measures ranking.
-//! Both must be exactly what agent-qa's writer produces (spec §1.6): every file parses and
-//! rewrites byte for byte. Every labelled id in `eval/dev/queries.jsonl` must exist and be
-//! visible to its query under the scope rules of spec §3.2 with trust ≥ the default `minTrust`,
-//! because a label the engine may never return would only lower recall for nothing.
+//! `examples/agent-qa-memory` feeds the quick start and demos; `eval/dev`, `eval/train` and
+//! `eval/holdout` measure ranking. All must be exactly what agent-qa's writer produces (spec
+//! §1.6): every file parses and rewrites byte for byte. Every labelled id of an eval set must
+//! exist and be visible to its query under the scope rules of spec §3.2 with trust ≥ the default
+//! `minTrust`, because a label the engine may never return would only lower recall for nothing.
+//! The held-out set is frozen (issue 14): its files must still hash to the sums its README
+//! recorded when it was written, so no ranking change can quietly come with a label change.
 
 use std::collections::HashMap;
 use std::fs;
@@ -162,26 +164,32 @@ fn example_memory_root_is_agent_qa_exact() {
     );
 }
 
-#[test]
-fn dev_eval_set_labels_exist_and_are_visible_to_their_query() {
-    let found = read_root(&repo_path("eval/dev/memory"));
+/// Checks one eval set: agent-qa exact files, at least `min_observations` / `min_queries`, at
+/// least one fifth "nothing" queries, a suite step, and every label visible to its query.
+fn check_eval_set(dir: &str, min_observations: usize, min_queries: usize) {
+    let found = read_root(&repo_path(&format!("{dir}/memory")));
     assert_canonical_scope_ids(&found);
-    assert!(found.len() >= 40, "{} observations", found.len());
+    assert!(found.len() >= min_observations, "{dir}: {} observations", found.len());
     let mut by_id: HashMap<&str, &Found> = HashMap::new();
     for f in &found {
         assert!(by_id.insert(f.obs.id.as_str(), f).is_none(), "{}: duplicate id", f.path.display());
     }
 
-    let queries = load_queries(&repo_path("eval/dev/queries.jsonl")).unwrap();
-    assert!(queries.len() >= 60, "{} queries", queries.len());
-    assert!(queries.iter().filter(|q| q.relevant.is_empty()).count() >= 10);
-    assert!(queries.iter().any(|q| q.suite.is_some()));
+    let queries = load_queries(&repo_path(&format!("{dir}/queries.jsonl"))).unwrap();
+    assert!(queries.len() >= min_queries, "{dir}: {} queries", queries.len());
+    let nothing = queries.iter().filter(|q| q.relevant.is_empty()).count();
+    assert!(nothing * 5 >= queries.len() || dir == "eval/dev", "{dir}: {nothing} nothing queries");
+    assert!(queries.iter().any(|q| q.suite.is_some()), "{dir}: no suite step");
     for q in &queries {
         for id in &q.relevant {
             let f = by_id
                 .get(id.as_str())
-                .unwrap_or_else(|| panic!("line {}: {id} does not exist", q.line));
-            assert!(f.obs.trust >= MIN_TRUST, "line {}: {id} has trust below minTrust", q.line);
+                .unwrap_or_else(|| panic!("{dir} line {}: {id} does not exist", q.line));
+            assert!(
+                f.obs.trust >= MIN_TRUST,
+                "{dir} line {}: {id} has trust below minTrust",
+                q.line
+            );
             // Spec §3.2: products/<product>, tests/<test>, and in a suite suites/<id>, where a
             // positioned observation needs the same snapshot and position.
             let visible = match f.tier.as_str() {
@@ -198,10 +206,72 @@ fn dev_eval_set_labels_exist_and_are_visible_to_their_query() {
             };
             assert!(
                 visible,
-                "line {}: {id} ({}) is not visible to the query",
+                "{dir} line {}: {id} ({}) is not visible to the query",
                 q.line,
                 f.path.display()
             );
         }
+        // `nothing` is a label of the relevant list, never a guess beside it.
+        let labelled_nothing = q.classes.iter().any(|c| c == "nothing");
+        assert!(
+            q.classes.is_empty() || labelled_nothing == q.relevant.is_empty(),
+            "{dir} line {}: class `nothing` disagrees with `relevant`",
+            q.line
+        );
+    }
+}
+
+#[test]
+fn dev_eval_set_labels_exist_and_are_visible_to_their_query() {
+    check_eval_set("eval/dev", 40, 60);
+}
+
+#[test]
+fn train_eval_set_labels_exist_and_are_visible_to_their_query() {
+    check_eval_set("eval/train", 100, 150);
+}
+
+#[test]
+fn holdout_eval_set_labels_exist_and_are_visible_to_their_query() {
+    check_eval_set("eval/holdout", 300, 400);
+}
+
+/// SHA-256 of `bytes` in lowercase hex, as `sha256sum` prints it.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The two sums `eval/holdout/README.md` records, recomputed the way its commands do: the
+/// queries file, and the sorted `<sha256>  <path>` listing of every memory file.
+#[test]
+fn holdout_eval_set_is_unchanged_since_it_was_frozen() {
+    let dir = repo_path("eval/holdout");
+    let readme = fs::read_to_string(dir.join("README.md")).unwrap();
+    let queries_sum = sha256_hex(&fs::read(dir.join("queries.jsonl")).unwrap());
+
+    let memory = dir.join("memory");
+    let mut listing: Vec<String> = Vec::new();
+    for tier in ["products", "suites", "tests"] {
+        let mut stack = vec![memory.join(tier)];
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                stack.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            } else if path.extension().is_some_and(|e| e == "md") {
+                let rel = path.strip_prefix(&memory).unwrap().to_str().unwrap().to_owned();
+                listing.push(format!("{}  {rel}\n", sha256_hex(&fs::read(&path).unwrap())));
+            }
+        }
+    }
+    // `LC_ALL=C sort` orders lines by bytes; every line starts with the path's own hash, so
+    // sorting the lines by path first (as `find | sort` does) is what the README's command does.
+    listing.sort_by(|a, b| a[66..].as_bytes().cmp(b[66..].as_bytes()));
+    let memory_sum = sha256_hex(listing.concat().as_bytes());
+
+    for (what, sum) in [("queries.jsonl", &queries_sum), ("memory files", &memory_sum)] {
+        assert!(
+            readme.contains(sum.as_str()),
+            "eval/holdout {what} hash to {sum}, which its README does not record: the frozen set was changed"
+        );
     }
 }
