@@ -263,9 +263,9 @@ fn holdout_eval_set_is_unchanged_since_it_was_frozen() {
             }
         }
     }
-    // `LC_ALL=C sort` orders lines by bytes; every line starts with the path's own hash, so
-    // sorting the lines by path first (as `find | sort` does) is what the README's command does.
-    listing.sort_by(|a, b| a[66..].as_bytes().cmp(b[66..].as_bytes()));
+    // The README's command sorts the paths (`find | LC_ALL=C sort`, byte order, which is `str`'s
+    // order) and then hashes each; a line is `<64 hex>  <path>`, so its path starts at byte 66.
+    listing.sort_by(|a, b| a[66..].cmp(&b[66..]));
     let memory_sum = sha256_hex(listing.concat().as_bytes());
 
     for (what, sum) in [("queries.jsonl", &queries_sum), ("memory files", &memory_sum)] {
