@@ -27,6 +27,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|e| Error::io(&temp_path, e))
         .and_then(|()| {
             drop(temp);
+            crate::fault_point!("atomic::after-temp");
             fs::rename(&temp_path, path).map_err(|e| Error::io(path, e))
         });
     if let Err(err) = written {
@@ -34,7 +35,27 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = fs::remove_file(&temp_path);
         return Err(err);
     }
+    crate::fault_point!("atomic::after-rename");
     sync_dir(dir)
+}
+
+/// The pid in a temp file name made by [`create_temp`] for a file named `.{name}…`, `None`
+/// when `file_name` is not such a name.
+pub(crate) fn temp_writer(file_name: &str) -> Option<u32> {
+    let rest = file_name.strip_prefix('.')?;
+    let (_, tail) = rest.rsplit_once(".tmp-")?;
+    let (pid, random) = tail.split_once('-')?;
+    let hex = random.len() == 16 && random.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex { pid.parse().ok() } else { None }
+}
+
+/// Whether the process that made a temp file named `file_name` is gone (so the file is a
+/// leftover). `false` for names that are not temp names and for live or unknown writers.
+pub(crate) fn is_dead_writers_temp(file_name: &str) -> Option<u32> {
+    let pid = temp_writer(file_name)?;
+    let probe = crate::lock::SystemProbe;
+    let dead = crate::lock::ProcessProbe::liveness(&probe, pid) == crate::lock::Liveness::Dead;
+    dead.then_some(pid)
 }
 
 /// Fsyncs a folder so that a rename or unlink in it is durable.
@@ -118,5 +139,28 @@ mod tests {
         let name = temp.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with(".obs_a.md.tmp-"), "{name}");
         assert!(!name.starts_with("obs_"));
+        assert_eq!(temp_writer(&name), Some(std::process::id()));
+        // This process is alive, so its temp is no leftover.
+        assert_eq!(is_dead_writers_temp(&name), None);
+    }
+
+    #[test]
+    fn only_temp_names_name_a_writer() {
+        assert_eq!(temp_writer(".obs_a.md.tmp-42-00112233aabbccdd"), Some(42));
+        assert_eq!(temp_writer(".curator.lock.tmp-7-00112233aabbccdd"), Some(7));
+        for name in [
+            "obs_a.md",
+            ".obs_a.md",
+            ".obs_a.md.tmp-42",
+            ".obs_a.md.tmp-x-00112233aabbccdd",
+            ".obs_a.md.tmp-42-xyz",
+        ] {
+            assert_eq!(temp_writer(name), None, "{name}");
+        }
+        // pid 0 never names a process we could ask about; an absurd pid is dead.
+        assert_eq!(
+            is_dead_writers_temp(".obs_a.md.tmp-4000000000-00112233aabbccdd"),
+            Some(4_000_000_000)
+        );
     }
 }

@@ -69,6 +69,11 @@ pub enum Error {
     /// A run-session or breaker file that is not the JSON this store writes.
     #[error("{path}: not a valid {what}: {reason}")]
     State { path: PathBuf, what: &'static str, reason: String },
+    /// A step of the transaction failed after its change was journaled, so the transaction can
+    /// only be rolled back: later changes are refused and nothing of it stands (the file store
+    /// after a failed write or fsync, as PostgreSQL after a failed statement).
+    #[error("transaction rolled back: {reason}")]
+    Aborted { reason: String },
     /// The store does not keep this kind of data (a store of observations only, such as a test
     /// double, keeps the [`crate::Store`] trait's refusing defaults).
     #[error("this store does not support {operation}")]

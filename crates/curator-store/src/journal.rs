@@ -1,14 +1,29 @@
-//! The journal: one JSON line per mutation in `<root>/.curator/journal.jsonl` (issue 2 item 7).
+//! The journal: `<root>/.curator/journal.jsonl`, written ahead of every change (issue 2 item 7,
+//! issue 13 item 1).
 //!
 //! It backs `history`, `undo` and audits, so an entry carries the exact file texts before and
-//! after the change (`undo` restores byte for byte) next to the §5.7 snapshots.
+//! after the change (`undo` restores byte for byte) next to the §5.7 snapshots. Two kinds of
+//! lines share the file:
 //!
-//! Invariants: an entry is appended with one `write` on an `O_APPEND` file and fsynced while the
-//! writer lock is still held, so entries are in mutation order and never interleave. A crash
-//! can only leave a torn *last* line; readers skip it, and the next append (under the lock)
-//! cuts it off first so that it never becomes a bad line in the middle. Any other line that is
-//! not a valid entry is reported with its number, never skipped silently and never a panic.
+//! * an **entry** (a [`JournalEntry`]): one change, appended *before* the file changes, tagged
+//!   with the transaction (`txn`) it belongs to;
+//! * an **end marker** `{"end":"commit"|"rollback","txn":…,"time":…}`: the transaction is
+//!   complete (its changes stand) or was rolled back (its files hold their texts from before it).
+//!
+//! A transaction's entries count — for `history`, `undo`, the API and the UI — only once its
+//! commit marker is in the file. Lines written before issue 13 carry no `txn`; each was appended
+//! after its change was made, so they count as committed (old files read unchanged).
+//!
+//! Invariants: every line is appended with one `write` on an `O_APPEND` file and fsynced while
+//! the writer lock is held, so lines are in mutation order and never interleave; writers are
+//! serialized by that lock and close their transaction (commit or rollback) before releasing it,
+//! so at most one transaction is open, and it is the trailing run of entries after the last end
+//! marker or pre-issue-13 entry ([`Journal::open_transactions`]). A crash can only leave a torn
+//! *last* line; readers skip it, and the next append (under the lock) cuts it off first so that
+//! it never becomes a bad line in the middle. Any other line that is neither an entry nor a
+//! marker is reported with its number, never skipped silently and never a panic.
 
+use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -39,7 +54,20 @@ pub struct JournalEntry {
     /// The file's exact text after the change (what `undo` expects to find).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_file: Option<String>,
+    /// The transaction (one [`crate::Store::transact`] call) the change belongs to: every
+    /// change of one transaction stands or none does. `None` on entries written before issue
+    /// 13, which are each complete on their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub txn: Option<String>,
+    /// For a change made by `undo`: the transaction it reverts ([`LEGACY_TXN`] for entries
+    /// without a `txn`); see [`crate::Transaction::set_reverts`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<String>,
 }
+
+/// How [`JournalEntry::reverts`] names the changes of a run journaled before transactions had
+/// ids: together they are that run's one application.
+pub const LEGACY_TXN: &str = "legacy";
 
 impl JournalEntry {
     /// A journal line that records a decision about `stored` without changing it (e.g. an
@@ -63,7 +91,15 @@ impl JournalEntry {
             after: Some(snapshot),
             before_file: None,
             after_file: None,
+            txn: None,
+            reverts: None,
         }
+    }
+
+    /// Whether the entry changed a file (as opposed to a journal-only note).
+    pub fn changes_a_file(&self) -> bool {
+        self.action != Action::Exonerate
+            && (self.before_file.is_some() || self.after_file.is_some())
     }
 }
 
@@ -79,6 +115,76 @@ impl JournalFilter {
     pub fn matches(&self, entry: &JournalEntry) -> bool {
         self.id.as_ref().is_none_or(|id| *id == entry.id)
             && self.run_id.as_ref().is_none_or(|run| entry.run_id.as_ref() == Some(run))
+    }
+
+    /// Byte strings a matching line must contain, as serde_json writes it (no spaces), so
+    /// that a filtered read parses only the lines that can match.
+    fn needles(&self) -> Vec<Vec<u8>> {
+        let quoted = |key: &str, value: &str| {
+            let mut needle = format!("\"{key}\":").into_bytes();
+            needle.extend(serde_json::to_vec(value).unwrap_or_default());
+            needle
+        };
+        let mut needles = Vec::new();
+        if let Some(id) = &self.id {
+            needles.push(quoted("id", id));
+        }
+        if let Some(run) = &self.run_id {
+            needles.push(quoted("run_id", run));
+        }
+        needles
+    }
+}
+
+/// How a transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum End {
+    /// Every change of the transaction stands.
+    Commit,
+    /// Every file the transaction changed holds its text from before it again.
+    Rollback,
+}
+
+/// The line that closes a transaction.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct EndMarker {
+    pub(crate) end: End,
+    pub(crate) txn: String,
+    pub(crate) time: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) run_id: Option<String>,
+    /// Why a transaction was rolled back (a failed body, a crash found by the next writer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
+}
+
+/// A transaction whose entries are in the journal but that has no end marker: its writer is
+/// still at work (only while somebody holds the lock) or died.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OpenTransaction {
+    pub(crate) txn: String,
+    /// Its entries, oldest first.
+    pub(crate) entries: Vec<JournalEntry>,
+}
+
+/// One line of the file.
+enum Line {
+    Entry(Box<JournalEntry>),
+    End(EndMarker),
+}
+
+/// Markers begin so; entries begin with `{"time":` (serde_json keeps field order).
+const MARKER_PREFIX: &[u8] = b"{\"end\":";
+
+fn parse_line(line: &[u8]) -> std::result::Result<Line, serde_json::Error> {
+    if line.starts_with(MARKER_PREFIX) {
+        return serde_json::from_slice(line).map(Line::End);
+    }
+    match serde_json::from_slice::<JournalEntry>(line) {
+        Ok(entry) => Ok(Line::Entry(Box::new(entry))),
+        // A marker whose keys a hand edit reordered is still a marker.
+        Err(e) => serde_json::from_slice(line).map(Line::End).map_err(|_| e),
     }
 }
 
@@ -100,21 +206,43 @@ impl Journal {
 
     /// Appends `entry` as one line and fsyncs it. Call only while holding the writer lock.
     pub(crate) fn append(&self, entry: &JournalEntry) -> Result<()> {
-        let dir = crate::atomic::parent_dir(&self.path);
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mut line = serde_json::to_vec(entry).map_err(|e| Error::Journal {
+        let line = serde_json::to_vec(entry).map_err(|e| Error::Journal {
             path: self.path.clone(),
             line: 0,
             reason: format!("cannot encode entry for {}: {e}", entry.id),
         })?;
+        self.append_line(line)
+    }
+
+    /// Appends an end marker and fsyncs it. Call only while holding the writer lock.
+    pub(crate) fn append_end(&self, marker: &EndMarker) -> Result<()> {
+        let line = serde_json::to_vec(marker).map_err(|e| Error::Journal {
+            path: self.path.clone(),
+            line: 0,
+            reason: format!("cannot encode the end of transaction {}: {e}", marker.txn),
+        })?;
+        self.append_line(line)
+    }
+
+    fn append_line(&self, mut line: Vec<u8>) -> Result<()> {
         line.push(b'\n');
+        let dir = crate::atomic::parent_dir(&self.path);
         let io = |e| Error::io(&self.path, e);
+        let created = !self.path.exists();
+        if created {
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
         let mut file =
             OpenOptions::new().read(true).append(true).create(true).open(&self.path).map_err(io)?;
         self.cut_torn_tail(&mut file)?;
         // One write call: O_APPEND makes it land whole at the end.
         file.write_all(&line).map_err(io)?;
-        file.sync_data().map_err(io)
+        file.sync_data().map_err(io)?;
+        if created {
+            // The new file's name must survive a power loss as surely as its first line.
+            crate::atomic::sync_dir(dir)?;
+        }
+        Ok(())
     }
 
     /// Removes an unterminated last line left by a crash mid-append.
@@ -150,29 +278,50 @@ impl Journal {
         file.set_len(keep).map_err(io)
     }
 
-    /// Entries passing `filter`, oldest first. A missing journal is empty.
+    /// Committed entries passing `filter`, oldest first. A missing journal is empty.
     pub(crate) fn read(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
+        self.read_including(filter, None)
+    }
+
+    /// As [`Journal::read`], plus the entries of the open transaction `own` (the caller's own,
+    /// under the lock: a transaction sees its own changes).
+    pub(crate) fn read_including(
+        &self,
+        filter: &JournalFilter,
+        own: Option<&str>,
+    ) -> Result<Vec<JournalEntry>> {
         let text = match fs::read(&self.path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(&self.path, e)),
         };
+        let needles = filter.needles();
+        let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
         let complete = text.ends_with(b"\n");
         let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
         let mut entries = Vec::new();
+        let mut ends: HashMap<String, End> = HashMap::new();
         for (i, line) in lines.iter().enumerate() {
             let is_last = i + 1 == lines.len();
             if line.is_empty() && is_last {
                 continue;
             }
-            match serde_json::from_slice::<JournalEntry>(line) {
-                Ok(entry) => {
+            let torn = is_last && !complete;
+            let is_marker = line.starts_with(MARKER_PREFIX);
+            if !is_marker && !torn && !finders.iter().all(|f| f.find(line).is_some()) {
+                continue;
+            }
+            match parse_line(line) {
+                Ok(Line::End(marker)) => {
+                    ends.insert(marker.txn, marker.end);
+                }
+                Ok(Line::Entry(entry)) => {
                     if filter.matches(&entry) {
-                        entries.push(entry);
+                        entries.push(*entry);
                     }
                 }
                 // A crash mid-append: the record of that change is lost, the rest is intact.
-                Err(_) if is_last && !complete => {
+                Err(_) if torn => {
                     tracing::warn!(path = %self.path.display(), line = i + 1, "ignoring a torn last journal line");
                 }
                 Err(e) => {
@@ -184,101 +333,87 @@ impl Journal {
                 }
             }
         }
+        entries.retain(|e| match e.txn.as_deref() {
+            None => true,
+            Some(txn) => ends.get(txn) == Some(&End::Commit) || own == Some(txn),
+        });
         Ok(entries)
     }
+
+    /// The transactions that were begun and never ended, oldest first: the trailing entries
+    /// after the last end marker (or entry written before issue 13). Reads the file backwards
+    /// from its end, so a committed journal costs one small read however long it is.
+    pub(crate) fn open_transactions(&self) -> Result<Vec<OpenTransaction>> {
+        let mut file = match fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&self.path, e)),
+        };
+        let io = |e| Error::io(&self.path, e);
+        let len = file.metadata().map_err(io)?.len();
+        let mut window = 16 * 1024u64;
+        loop {
+            let start = len.saturating_sub(window);
+            let mut tail = vec![0u8; usize::try_from(len - start).unwrap_or(usize::MAX)];
+            file.seek(SeekFrom::Start(start)).map_err(io)?;
+            file.read_exact(&mut tail).map_err(io)?;
+            // Whole lines only: drop a torn last line, and the first (partial) line unless the
+            // window starts the file.
+            let end = tail.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let begin = if start == 0 {
+                0
+            } else {
+                match tail[..end].iter().position(|&b| b == b'\n') {
+                    Some(i) => i + 1,
+                    None => {
+                        window = window.saturating_mul(2);
+                        continue;
+                    }
+                }
+            };
+            let mut open = Vec::new();
+            let mut closed = false;
+            for line in tail[begin..end].split(|&b| b == b'\n').rev() {
+                if line.is_empty() {
+                    continue;
+                }
+                match parse_line(line) {
+                    Ok(Line::Entry(entry)) if entry.txn.is_some() => open.push(*entry),
+                    Ok(_) => {
+                        closed = true;
+                        break;
+                    }
+                    Err(e) => {
+                        return Err(Error::Journal {
+                            path: self.path.clone(),
+                            // Counted from the end: reading backwards does not know the number.
+                            line: 0,
+                            reason: format!("a line near the end is not an entry: {e}"),
+                        });
+                    }
+                }
+            }
+            if closed || start == 0 {
+                open.reverse();
+                return Ok(group(open));
+            }
+            window = window.saturating_mul(2);
+        }
+    }
+}
+
+/// Consecutive entries of one transaction, grouped, in order.
+fn group(entries: Vec<JournalEntry>) -> Vec<OpenTransaction> {
+    let mut out: Vec<OpenTransaction> = Vec::new();
+    for entry in entries {
+        let txn = entry.txn.clone().unwrap_or_default();
+        match out.last_mut() {
+            Some(last) if last.txn == txn => last.entries.push(entry),
+            _ => out.push(OpenTransaction { txn, entries: vec![entry] }),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(id: &str, run: Option<&str>) -> JournalEntry {
-        JournalEntry {
-            time: "2026-04-10T12:00:00.000Z".into(),
-            run_id: run.map(Into::into),
-            action: Action::Add,
-            tier: "tests".into(),
-            scope: "t_x".into(),
-            id: id.into(),
-            reasoning: "because".into(),
-            before: None,
-            after: None,
-            before_file: None,
-            after_file: Some("---\nid: x\n---\nbody\n".into()),
-        }
-    }
-
-    #[test]
-    fn entries_round_trip_one_line_each_and_filter() {
-        let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::for_root(dir.path());
-        assert!(journal.read(&JournalFilter::default()).unwrap().is_empty());
-        journal.append(&entry("obs_a", Some("r1"))).unwrap();
-        journal.append(&entry("obs_b", Some("r1"))).unwrap();
-        journal.append(&entry("obs_a", None)).unwrap();
-        let text = fs::read_to_string(journal.path()).unwrap();
-        assert_eq!(text.lines().count(), 3);
-        assert!(
-            text.lines()
-                .next()
-                .unwrap()
-                .starts_with(r#"{"time":"2026-04-10T12:00:00.000Z","run_id":"r1","action":"add","#)
-        );
-        let all = journal.read(&JournalFilter::default()).unwrap();
-        assert_eq!(all.len(), 3);
-        assert_eq!(all[0], entry("obs_a", Some("r1")));
-        let by_id = JournalFilter { id: Some("obs_a".into()), run_id: None };
-        assert_eq!(journal.read(&by_id).unwrap().len(), 2);
-        let by_run = JournalFilter { id: None, run_id: Some("r1".into()) };
-        assert_eq!(journal.read(&by_run).unwrap().len(), 2);
-        let both = JournalFilter { id: Some("obs_a".into()), run_id: Some("r1".into()) };
-        assert_eq!(journal.read(&both).unwrap().len(), 1);
-    }
-
-    #[test]
-    fn a_torn_last_line_is_skipped_then_cut_by_the_next_append() {
-        let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::for_root(dir.path());
-        journal.append(&entry("obs_a", None)).unwrap();
-        let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
-        f.write_all(br#"{"time":"2026-04-10T12:0"#).unwrap();
-        assert_eq!(journal.read(&JournalFilter::default()).unwrap().len(), 1);
-        journal.append(&entry("obs_b", None)).unwrap();
-        let ids: Vec<String> =
-            journal.read(&JournalFilter::default()).unwrap().into_iter().map(|e| e.id).collect();
-        assert_eq!(ids, ["obs_a", "obs_b"]);
-    }
-
-    #[test]
-    fn a_torn_only_line_is_cut_entirely() {
-        let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::for_root(dir.path());
-        fs::create_dir_all(dir.path().join(".curator")).unwrap();
-        fs::write(journal.path(), b"{\"ti").unwrap();
-        assert!(journal.read(&JournalFilter::default()).unwrap().is_empty());
-        journal.append(&entry("obs_a", None)).unwrap();
-        assert_eq!(journal.read(&JournalFilter::default()).unwrap().len(), 1);
-    }
-
-    #[test]
-    fn a_bad_line_in_the_middle_is_reported_by_number() {
-        let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::for_root(dir.path());
-        journal.append(&entry("obs_a", None)).unwrap();
-        let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
-        f.write_all(b"not json\n").unwrap();
-        journal.append(&entry("obs_b", None)).unwrap();
-        let err = journal.read(&JournalFilter::default()).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("journal.jsonl line 2:"), "{msg}");
-        // A complete but invalid last line is not a torn one either.
-        let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::for_root(dir.path());
-        fs::create_dir_all(dir.path().join(".curator")).unwrap();
-        fs::write(journal.path(), b"{}\n").unwrap();
-        assert!(matches!(
-            journal.read(&JournalFilter::default()),
-            Err(Error::Journal { line: 1, .. })
-        ));
-    }
-}
+mod tests;

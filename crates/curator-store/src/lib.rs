@@ -2,8 +2,23 @@
 //!
 //! Files are the source of truth; everything under `<root>/.curator/` (journal, index, run
 //! sessions) is derived or auxiliary, and deleting it loses no observation. Every mutation goes
-//! through a [`Transaction`] that holds agent-qa's `.curator.lock`, writes atomically and appends
-//! one journal line per change before the lock is released.
+//! through a [`Transaction`] that holds agent-qa's `.curator.lock`, journals each change *before*
+//! its file changes, writes atomically, and commits (or rolls back) before the lock is released;
+//! a crash at any point is resolved by the next writer (`file_store/recovery.rs`).
+
+/// A named point where the `failpoints` feature lets a test stop a write (the `fail` crate's
+/// `fail_point!`); compiled to nothing otherwise.
+#[cfg(feature = "failpoints")]
+macro_rules! fault_point {
+    ($name:literal) => {
+        fail::fail_point!($name)
+    };
+}
+#[cfg(not(feature = "failpoints"))]
+macro_rules! fault_point {
+    ($name:literal) => {};
+}
+pub(crate) use fault_point;
 
 mod atomic;
 mod error;
@@ -17,10 +32,10 @@ mod store;
 pub use atomic::atomic_write;
 pub use error::{Error, Result};
 pub use file_store::{FileStore, FileStoreOptions};
-pub use journal::{JournalEntry, JournalFilter};
+pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
 pub use run_state::{MAX_RUN_ID_LEN, RunSession, is_valid_run_id};
 pub use store::{
-    Action, ListFilter, Listing, Problem, ProblemKind, Store, StoredObservation, Transaction,
-    checked_file_text,
+    Action, ListFilter, Listing, Problem, ProblemKind, Recovered, Store, StoredObservation,
+    Transaction, checked_file_text,
 };

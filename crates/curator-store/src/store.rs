@@ -62,6 +62,34 @@ pub enum ProblemKind {
     DuplicateId { id: String, other: PathBuf },
     #[error("misplaced: {0}")]
     Misplaced(String),
+    /// A temp file (`.<name>.tmp-<pid>-<random>`) whose writer died before renaming it into
+    /// place: never served, and safe to delete. The next writer removes the temps of the
+    /// transaction it recovers (issue 13).
+    #[error(
+        "temp file left by a writer that died (pid {pid}); it is never served and safe to delete"
+    )]
+    LeftoverTemp { pid: u32 },
+}
+
+/// One thing [`Store::recover`] did to resolve what a dead writer left.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Recovered {
+    /// The file concerned.
+    pub path: PathBuf,
+    /// What was done, as a sentence.
+    pub what: String,
+}
+
+impl Recovered {
+    pub(crate) fn new(path: &std::path::Path, what: String) -> Self {
+        Recovered { path: path.to_owned(), what }
+    }
+}
+
+impl std::fmt::Display for Recovered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.what)
+    }
 }
 
 /// The result of a listing: what is served, and what was found but refused.
@@ -94,23 +122,37 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// One observation by id: `NotFound` or `DuplicateId` rather than a guess.
     fn get(&self, id: &ObservationId) -> Result<StoredObservation>;
 
-    /// Runs `body` holding the store's writer lock; every change made through the transaction is
-    /// journaled with `run_id` before the lock is released. Not reentrant: calling `transact`
-    /// from inside `body` waits for the outer call's lock until the lock timeout.
+    /// Runs `body` holding the store's writer lock as one transaction, journaled with `run_id`:
+    /// when `body` succeeds every change stands, when it fails (or a change could not be
+    /// completed) none does. The file store journals each change ahead of its file and commits
+    /// or rolls back before releasing the lock; a crash at any point is resolved by the next
+    /// writer (see [`Store::recover`]). Not reentrant: calling `transact` from inside `body`
+    /// waits for the outer call's lock until the lock timeout.
     ///
-    /// A database store (curator-pg) runs `body` inside one SQL transaction: if `body` returns
-    /// an error every change is rolled back, and after a deadlock or serialization failure the
-    /// transaction is rolled back and `body` is **run again** from the start. A `body` must
-    /// therefore rebuild whatever it collects (a MemoryLog, a list of reverted ids) when it
-    /// starts, rather than append to what a previous attempt left.
+    /// A database store (curator-pg) runs `body` inside one SQL transaction; after a deadlock
+    /// or serialization failure the transaction is rolled back and `body` is **run again** from
+    /// the start. A `body` must therefore rebuild whatever it collects (a MemoryLog, a list of
+    /// reverted ids) when it starts, rather than append to what a previous attempt left.
+    ///
+    /// Transactions with the same run id (ignoring `undo-` prefixes) never overlap, so a body
+    /// that reads the run's journal ([`Transaction::journal`]) and decides from it (curate
+    /// once, undo the latest application) sees every earlier transaction of that run.
     fn transact(
         &self,
         run_id: Option<&str>,
         body: &mut dyn FnMut(&mut dyn Transaction) -> Result<()>,
     ) -> Result<()>;
 
-    /// Journal entries, oldest first.
+    /// Journal entries of committed transactions, oldest first.
     fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>>;
+
+    /// Resolves what a writer that died left behind, under the writer lock, and says what was
+    /// done: the file store rolls back a transaction that never committed and removes its temp
+    /// files (every `transact` does this first; `curator lint` calls it directly). A store
+    /// whose transactions are atomic on their own (curator-pg) has nothing to do.
+    fn recover(&self) -> Result<Vec<Recovered>> {
+        Ok(Vec::new())
+    }
 
     /// The step's memory: every served observation of the request's scopes that matches its
     /// text, best first (agent-qa-memory §3.2, §3.3). The file store answers from its tantivy
@@ -191,6 +233,16 @@ pub trait Transaction {
         let _ = suite;
         Ok(())
     }
+
+    /// Journal entries as this transaction sees them: every committed one plus its own, oldest
+    /// first. Read under the writer lock, so no other transaction of the run can start between
+    /// this read and the commit (exactly-once curation and undo decide from it).
+    fn journal(&mut self, filter: &JournalFilter) -> Result<Vec<JournalEntry>>;
+
+    /// Marks this transaction as the undo of transaction `txn`: every entry it journals from
+    /// now on carries `reverts: txn`, so later readers know which application of a run is
+    /// undone (issue 13 item 2: undo, curate again, undo again).
+    fn set_reverts(&mut self, txn: &str) -> Result<()>;
 
     /// Journals a decision that changes no file (an ablation that exonerated `stored`): one
     /// entry with `before == after` and no file texts.

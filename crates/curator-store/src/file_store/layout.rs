@@ -130,6 +130,13 @@ pub(crate) fn walk_scope(root: &Path, tier: Tier, scope: ScopeName, dir: &Path, 
         Ok(names) => names,
         Err(kind) => return walk.problems.push(problem(dir, kind)),
     };
+    // A temp file whose writer died is never served but is worth a line in `lint` (issue 13):
+    // the next writer removes the temps of the transaction it recovers.
+    for name in names.iter().filter(|n| n.starts_with('.')) {
+        if let Some(pid) = crate::atomic::is_dead_writers_temp(name) {
+            walk.problems.push(problem(&dir.join(name), ProblemKind::LeftoverTemp { pid }));
+        }
+    }
     names.retain(|n| is_observation_name(n.as_bytes()));
     sort_js(&mut names);
     for name in names {

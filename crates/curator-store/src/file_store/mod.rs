@@ -8,12 +8,28 @@
 //! present in two folders (neither copy is served: the store does not guess), or misplaced (in a
 //! tier folder instead of a scope folder, or a symlink resolving outside the root).
 //!
-//! Every change goes through [`Store::transact`]: the root's `.curator.lock` is held, each write
-//! is atomic and journaled before the lock is released.
+//! Every change goes through [`Store::transact`]: the root's `.curator.lock` is held, what a
+//! dead writer left is resolved first (`recovery.rs`), and each write is journaled ahead,
+//! atomic, and committed or rolled back before the lock is released (`transaction.rs`).
+//!
+//! What is true after a crash (SIGKILL or power loss) at any point of a write, before the next
+//! writer runs:
+//!
+//! * every observation file is whole: its old text or its new one, never a mix (`atomic.rs`);
+//! * every committed transaction's changes are on disk, and the journal holds each change of
+//!   any transaction, begun or committed, with its exact texts before and after;
+//! * at most one transaction is open (entries without an end marker), and every file it did
+//!   not touch equals the replay of the committed entries;
+//! * temp files exist only beside the files of that open transaction.
+//!
+//! And after the next writer took the lock (or `curator lint` ran): the open transaction is
+//! rolled back and its temps removed, so every file equals the replay of the committed journal
+//! and `history`/`undo` know every change a file shows.
 
 mod id_index;
 mod layout;
 mod read;
+mod recovery;
 mod state;
 mod transaction;
 
@@ -27,10 +43,10 @@ use curator_core::{ObservationId, ScopeName, Tier};
 
 use crate::index::{Hit, IndexError, MemoryIndex, SearchRequest, search_files};
 use crate::journal::{Journal, JournalEntry, JournalFilter};
-use crate::lock::{LockOptions, acquire_lock};
+use crate::lock::{LockOptions, SystemProbe, acquire_lock, dead_temps};
 use crate::run_state::RunSession;
 use crate::store::{
-    ListFilter, Listing, Problem, ProblemKind, Store, StoredObservation, Transaction,
+    ListFilter, Listing, Problem, ProblemKind, Recovered, Store, StoredObservation, Transaction,
 };
 use crate::{Error, Result};
 use id_index::IdIndex;
@@ -203,6 +219,12 @@ impl Store for FileStore {
             }
         };
         let mut listing = Listing::default();
+        if filter.tier.is_none() && filter.scope.is_none() {
+            for temp in dead_temps(&self.lock_path(), &SystemProbe) {
+                let kind = ProblemKind::LeftoverTemp { pid: temp.pid };
+                listing.problems.push(Problem { path: temp.path, kind });
+            }
+        }
         for found in walk.problems {
             if matches(filter, found.tier, found.scope.as_ref()) {
                 listing.problems.push(found.problem);
@@ -241,7 +263,14 @@ impl Store for FileStore {
     ) -> Result<()> {
         let guard =
             acquire_lock(&self.lock_path(), &LockOptions { timeout: self.options.lock_timeout })?;
-        let result = body(&mut FileTransaction::new(self, run_id));
+        let result = recovery::recover(self).and_then(|recovered| {
+            for r in &recovered {
+                tracing::warn!("recovered: {r}");
+            }
+            let mut tx = FileTransaction::new(self, run_id);
+            let result = body(&mut tx);
+            tx.finish(result)
+        });
         let released = guard.release();
         match (result, released) {
             (Err(err), Err(release)) => {
@@ -255,6 +284,21 @@ impl Store for FileStore {
 
     fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
         self.journal.read(filter)
+    }
+
+    /// Takes the lock only when the journal ends in an open transaction, so a `lint` of a
+    /// healthy root writes nothing.
+    fn recover(&self) -> Result<Vec<Recovered>> {
+        if self.journal.open_transactions()?.is_empty() {
+            return Ok(Vec::new());
+        }
+        let guard =
+            acquire_lock(&self.lock_path(), &LockOptions { timeout: self.options.lock_timeout })?;
+        let recovered = recovery::recover(self);
+        let released = guard.release();
+        let recovered = recovered?;
+        released?;
+        Ok(recovered)
     }
 
     /// Searches the on-disk index, refreshed first for the request's folders. An index that

@@ -1,11 +1,18 @@
-//! Changes under the writer lock (agent-qa-memory §5.4 writes, §6 lock; issue 2 items 5 and 7).
+//! Changes under the writer lock, written ahead (agent-qa-memory §5.4 writes, §6 lock; issue 2
+//! items 5 and 7, issue 13 item 1).
 //!
 //! Invariants: a `put` writes only text that passed the scanner, the codec's writer and the
-//! codec's reader; it never creates a second copy of an id in another folder; each change is an
-//! atomic file replacement followed by one journal line, both before the lock is released. If
-//! the journal line cannot be written, the file change is rolled back so that no unjournaled
-//! change survives. A transaction is not atomic across files: changes made before a failing
-//! step stay (and are journaled, so `undo` can revert them).
+//! codec's reader; it never creates a second copy of an id in another folder. Each change is
+//! journaled *before* its file changes: its entry (the exact texts before and after, the
+//! transaction id) is appended and fsynced, then the file is replaced atomically (temp, fsync,
+//! rename, fsync of the folder) or unlinked (then the folder fsynced). When the body succeeds a
+//! commit marker is appended and fsynced before the lock is released; only then do the changes
+//! count. When the body fails, or a step after an entry was written fails (the file's state is
+//! then uncertain, as PostgreSQL's is after a failed statement: every later change is refused),
+//! the transaction is rolled back: every file it changed gets its text from before the
+//! transaction back, newest change first, and a rollback marker closes it. A transaction is
+//! thus atomic across files, like curator-pg's SQL transaction. If even the rollback cannot be
+//! written the transaction stays open and the next writer resolves it (`recovery.rs`).
 
 use std::collections::HashSet;
 use std::fs;
@@ -16,9 +23,9 @@ use curator_core::{Observation, ObservationId, ScopeName, Tier};
 
 use super::layout::{self, Location, Walk, inside_root, scope_dir};
 use super::read::{LoadError, read_text};
-use super::{FileStore, refused, stored};
+use super::{FileStore, recovery, refused, stored};
 use crate::atomic::{atomic_write, sync_dir};
-use crate::journal::JournalEntry;
+use crate::journal::{End, EndMarker, JournalEntry, JournalFilter};
 use crate::lock::iso_millis;
 use crate::store::{Action, StoredObservation, Transaction, checked_file_text};
 use crate::{Error, Result};
@@ -28,6 +35,14 @@ use crate::{Error, Result};
 pub(crate) struct FileTransaction<'a> {
     store: &'a FileStore,
     run_id: Option<String>,
+    /// This transaction's id in the journal.
+    txn: String,
+    /// The transaction this one undoes, stamped on every entry ([`Transaction::set_reverts`]).
+    reverts: Option<String>,
+    /// Entries written so far, oldest first: what a rollback reverts.
+    written: Vec<JournalEntry>,
+    /// Why the transaction can no longer commit: a step failed after its entry was journaled.
+    aborted: Option<String>,
     /// The id index's rebuild count when the lock was taken: once it moves, the index was
     /// rebuilt under the lock and misses are trusted.
     rebuilds_at_start: u64,
@@ -37,15 +52,81 @@ pub(crate) struct FileTransaction<'a> {
     absent: HashSet<String>,
 }
 
+/// A new transaction id: 64 random bits, so two transactions never share one.
+pub(crate) fn new_txn_id() -> String {
+    format!("t{:016x}", rand::random::<u64>())
+}
+
 impl<'a> FileTransaction<'a> {
     pub(crate) fn new(store: &'a FileStore, run_id: Option<&str>) -> Self {
         let rebuilds_at_start = store.index().rebuilds();
         FileTransaction {
             store,
             run_id: run_id.map(str::to_owned),
+            txn: new_txn_id(),
+            reverts: None,
+            written: Vec::new(),
+            aborted: None,
             rebuilds_at_start,
             absent: HashSet::new(),
         }
+    }
+
+    /// Ends the transaction after its body returned `result`: commits when the body succeeded
+    /// and nothing failed after an entry was written, else rolls back.
+    pub(crate) fn finish(self, result: Result<()>) -> Result<()> {
+        let failure = match (result, self.aborted.clone()) {
+            (Ok(()), None) => {
+                if self.written.is_empty() {
+                    return Ok(());
+                }
+                crate::fault_point!("wal::before-commit");
+                let marker = self.marker(End::Commit, None);
+                // A commit that fails leaves the transaction open: whether its marker reached
+                // the file is not known here, and the next writer decides by looking (a marker
+                // in the file commits it, none rolls it back).
+                self.store.journal.append_end(&marker)?;
+                crate::fault_point!("wal::after-commit");
+                return Ok(());
+            }
+            (Err(e), _) => e,
+            (Ok(()), Some(reason)) => Error::Aborted { reason },
+        };
+        if !self.written.is_empty() {
+            let reason = format!("the transaction failed: {failure}");
+            if let Err(e) =
+                recovery::roll_back(self.store, &self.txn, &self.written, &reason, &mut Vec::new())
+            {
+                tracing::error!(
+                    txn = %self.txn,
+                    "rolling back a failed transaction failed ({e}); the next writer will"
+                );
+            }
+        }
+        Err(failure)
+    }
+
+    fn marker(&self, end: End, reason: Option<String>) -> EndMarker {
+        EndMarker {
+            end,
+            txn: self.txn.clone(),
+            time: iso_millis(jiff::Timestamp::now()),
+            run_id: self.run_id.clone(),
+            reason,
+        }
+    }
+
+    /// Refuses every change once a step failed after its entry was journaled.
+    fn live(&self) -> Result<()> {
+        match &self.aborted {
+            Some(reason) => Err(Error::Aborted { reason: reason.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs a step that follows an entry: its failure leaves the file's state to the rollback.
+    fn after_entry<T>(&mut self, step: Result<T>) -> Result<T> {
+        step.inspect_err(|e| self.aborted = Some(e.to_string()))
     }
 
     /// Whether a miss for `id` in the id index can be trusted without checking the disk.
@@ -76,7 +157,8 @@ impl<'a> FileTransaction<'a> {
         Err(Error::DuplicateId { id: id.to_string(), paths })
     }
 
-    fn journal(&self, change: Change<'_>, rollback: impl FnOnce() -> Result<()>) -> Result<()> {
+    /// Appends the entry of `change` (fsynced) before its file is touched.
+    fn write_ahead(&mut self, change: Change<'_>) -> Result<()> {
         let parse = |text: Option<&String>| {
             text.and_then(|t| parse_observation(t, change.id.as_str()).ok()).map(|o| o.snapshot())
         };
@@ -92,20 +174,22 @@ impl<'a> FileTransaction<'a> {
             after: parse(change.after.as_ref()),
             before_file: change.before,
             after_file: change.after,
+            txn: Some(self.txn.clone()),
+            reverts: self.reverts.clone(),
         };
-        if let Err(err) = self.store.journal.append(&entry) {
-            if let Err(undo) = rollback() {
-                tracing::error!(
-                    "journal failed ({err}) and the change could not be undone: {undo}"
-                );
-            }
-            return Err(err);
-        }
+        crate::fault_point!("wal::before-entry");
+        // Even a failed append may have left the line (a failed fsync): from here on the
+        // transaction can only commit if every step succeeds.
+        let appended = self.store.journal.append(&entry);
+        self.written.push(entry);
+        self.after_entry(appended)?;
+        crate::fault_point!("wal::after-entry");
         Ok(())
     }
 
-    /// Atomically writes `change.after` to `<tier>/<scope>/<id>.md` and journals it.
+    /// Atomically writes `change.after` to `<tier>/<scope>/<id>.md`, journaled ahead.
     fn replace(&mut self, mut change: Change<'_>) -> Result<()> {
+        self.live()?;
         let (tier, scope, id) = (change.tier, change.scope, change.id);
         let path = self.store.path_of(tier, scope, id);
         let text = change.after.clone().unwrap_or_default();
@@ -114,52 +198,49 @@ impl<'a> FileTransaction<'a> {
             let kind = crate::ProblemKind::TooLarge { size: text.len() as u64, limit };
             return Err(Error::Refused { path, kind });
         }
-        let dir = scope_dir(&self.store.root, tier, scope, true)?.ok_or_else(|| {
+        scope_dir(&self.store.root, tier, scope, true)?.ok_or_else(|| {
             Error::io(&path, std::io::Error::other("scope folder was not created"))
         })?;
         self.check_no_other_copy(id, &path)?;
-        let before = self.before_text(&path)?;
-        atomic_write(&path, text.as_bytes())?;
-        let rollback = || match &before {
-            Some(old) => atomic_write(&path, old.as_bytes()),
-            None => fs::remove_file(&path)
-                .map_err(|e| Error::io(&path, e))
-                .and_then(|()| sync_dir(&dir)),
-        };
-        change.before.clone_from(&before);
-        self.journal(change, rollback)?;
+        change.before = self.before_text(&path)?;
+        self.write_ahead(change)?;
+        let written = atomic_write(&path, text.as_bytes());
+        self.after_entry(written)?;
         let loc = Location { tier, scope: scope.clone(), stem: id.to_string(), path };
         self.store.index().insert(loc);
         self.absent.remove(id.as_str());
         Ok(())
     }
 
-    /// Deletes `<tier>/<scope>/<id>.md` and journals it; `false` when there was no such file.
+    /// Deletes `<tier>/<scope>/<id>.md`, journaled ahead; `false` when there was no such file.
     fn remove(&mut self, mut change: Change<'_>) -> Result<bool> {
+        self.live()?;
         let Some(dir) = scope_dir(&self.store.root, change.tier, change.scope, false)? else {
             return Ok(false);
         };
         let path = self.store.path_of(change.tier, change.scope, change.id);
-        let before = self.before_text(&path)?;
-        match fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(Error::io(&path, e)),
-        }
-        sync_dir(&dir)?;
-        let rollback = || match &before {
-            Some(old) => atomic_write(&path, old.as_bytes()),
-            None => Ok(()),
-        };
+        let Some(before) = self.before_text(&path)? else { return Ok(false) };
         let id = change.id.to_string();
-        change.before.clone_from(&before);
-        self.journal(change, rollback)?;
+        change.before = Some(before);
+        self.write_ahead(change)?;
+        let removed = match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            // Gone since we read it: nobody writes under our lock, so only a process that
+            // ignores it (a person, agent-qa without the lock) could have; it is gone either way.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&path, e)),
+        };
+        self.after_entry(removed)?;
+        crate::fault_point!("wal::after-unlink");
+        let synced = sync_dir(&dir);
+        self.after_entry(synced)?;
         self.store.index().remove(&id, &path);
         Ok(true)
     }
 
-    /// The current text of a file about to be replaced or deleted, for the journal. A file that
-    /// is too large or not UTF-8 may still be replaced by id, but its text is not kept.
+    /// The current text of a file about to be replaced or deleted, for the journal; `None`
+    /// when there is no file. A file whose text cannot be journaled (too large, not UTF-8) is
+    /// not replaced: a rollback could not give it back.
     fn before_text(&self, path: &Path) -> Result<Option<String>> {
         if let Err(kind) = inside_root(&self.store.root, path) {
             return Err(refused(path, kind));
@@ -167,15 +248,12 @@ impl<'a> FileTransaction<'a> {
         match read_text(path, self.store.options.max_file_size) {
             Ok(text) => Ok(Some(text)),
             Err(LoadError::Missing) => Ok(None),
-            Err(LoadError::Refused(kind)) => {
-                tracing::warn!(path = %path.display(), "previous text not journaled: {kind}");
-                Ok(None)
-            }
+            Err(LoadError::Refused(kind)) => Err(refused(path, kind)),
         }
     }
 }
 
-/// What one change did, for its journal line.
+/// What one change does, for its journal entry.
 struct Change<'a> {
     action: Action,
     tier: Tier,
@@ -241,8 +319,22 @@ impl Transaction for FileTransaction<'_> {
     }
 
     fn note(&mut self, stored: &StoredObservation, action: Action, reasoning: &str) -> Result<()> {
-        let entry = JournalEntry::note(self.run_id.clone(), stored, action, reasoning);
-        self.store.journal.append(&entry)
+        self.live()?;
+        let mut entry = JournalEntry::note(self.run_id.clone(), stored, action, reasoning);
+        entry.txn = Some(self.txn.clone());
+        entry.reverts.clone_from(&self.reverts);
+        let appended = self.store.journal.append(&entry);
+        self.written.push(entry);
+        self.after_entry(appended)
+    }
+
+    fn journal(&mut self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
+        self.store.journal.read_including(filter, Some(&self.txn))
+    }
+
+    fn set_reverts(&mut self, txn: &str) -> Result<()> {
+        self.reverts = Some(txn.to_owned());
+        Ok(())
     }
 
     fn read_text(

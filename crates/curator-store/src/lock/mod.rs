@@ -26,7 +26,10 @@
 //!   than agent-qa's "same pid", which cannot tell two holders of one process apart).
 //!
 //! A crashed holder leaves its hidden `.<lock>.tmp-<pid>-<rand>` name behind; the waiter that
-//! removes the stale lock removes it too.
+//! removes the stale lock removes it too. A process killed while *waiting* can leave its
+//! unlinked temp (one link, never the lock); the next process that takes the lock removes every
+//! such temp whose writer is dead, or that is older than [`ABANDONED_TEMP_AGE`] (a live
+//! waiter's temp exists for microseconds), and `curator lint` reports them until then.
 
 mod process;
 mod stale;
@@ -41,7 +44,7 @@ use jiff::Timestamp;
 
 use crate::atomic::{create_temp, parent_dir};
 use crate::{Error, Result};
-use process::{ProcessProbe, SystemProbe};
+pub(crate) use process::{Liveness, ProcessProbe, SystemProbe};
 use stale::{Observed, Verdict, judge};
 
 /// How long to wait for the lock (config `curatorLockTimeout`, agent-qa-memory §2; also T in the
@@ -179,6 +182,17 @@ pub(crate) fn acquire_with(
     let mut last_holder = None;
     loop {
         if let Some(guard) = try_create(path)? {
+            for temp in dead_temps(path, probe) {
+                match fs::remove_file(&temp.path) {
+                    Ok(()) => {
+                        tracing::info!(path = %temp.path.display(), "removed a dead waiter's lock temp")
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        tracing::warn!(path = %temp.path.display(), "cannot remove a dead waiter's lock temp: {e}")
+                    }
+                }
+            }
             return Ok(guard);
         }
         let problem = match inspect(path, options.timeout, probe) {
@@ -313,6 +327,47 @@ fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<S
             Ok(Seen::Stolen)
         }
     }
+}
+
+/// A temp file of the lock that no live process will link into place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DeadTemp {
+    pub(crate) path: PathBuf,
+    pub(crate) pid: u32,
+}
+
+/// How old a lock temp with a single link must be before it counts as abandoned whatever its
+/// pid says (the pid may have been reused): a waiter keeps its temp for microseconds.
+pub(crate) const ABANDONED_TEMP_AGE: Duration = Duration::from_secs(600);
+
+/// Temps of the lock at `path` left by processes that died while waiting for it: one link
+/// (not the second name of a held lock), and a dead writer or an age past
+/// [`ABANDONED_TEMP_AGE`].
+pub(crate) fn dead_temps(path: &Path, probe: &dyn ProcessProbe) -> Vec<DeadTemp> {
+    let Some(name) = path.file_name() else { return Vec::new() };
+    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(parent_dir(path)) else { return Vec::new() };
+    let mut dead = Vec::new();
+    for entry in entries.flatten() {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        if !file_name.starts_with(&prefix) {
+            continue;
+        }
+        let Some(pid) = crate::atomic::temp_writer(&file_name) else { continue };
+        let Ok(meta) = entry.path().symlink_metadata() else { continue };
+        if meta.nlink() != 1 {
+            continue;
+        }
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > ABANDONED_TEMP_AGE);
+        if old || probe.liveness(pid) == Liveness::Dead {
+            dead.push(DeadTemp { path: entry.path(), pid });
+        }
+    }
+    dead
 }
 
 /// Removes the hidden second names a dead curator holder left for the lock file `meta`.

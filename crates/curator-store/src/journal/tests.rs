@@ -1,0 +1,205 @@
+//! The journal's line format, torn lines, and transactions: open, committed, rolled back.
+
+use super::*;
+use std::fs;
+
+fn entry(id: &str, run: Option<&str>) -> JournalEntry {
+    JournalEntry {
+        time: "2026-04-10T12:00:00.000Z".into(),
+        run_id: run.map(Into::into),
+        action: Action::Add,
+        tier: "tests".into(),
+        scope: "t_x".into(),
+        id: id.into(),
+        reasoning: "because".into(),
+        before: None,
+        after: None,
+        before_file: None,
+        after_file: Some("---\nid: x\n---\nbody\n".into()),
+        txn: None,
+        reverts: None,
+    }
+}
+
+fn in_txn(id: &str, txn: &str) -> JournalEntry {
+    JournalEntry { txn: Some(txn.into()), ..entry(id, Some("r1")) }
+}
+
+fn end(end: End, txn: &str) -> EndMarker {
+    EndMarker {
+        end,
+        txn: txn.into(),
+        time: "2026-04-10T12:00:01.000Z".into(),
+        run_id: Some("r1".into()),
+        reason: None,
+    }
+}
+
+fn ids(entries: &[JournalEntry]) -> Vec<&str> {
+    entries.iter().map(|e| e.id.as_str()).collect()
+}
+
+#[test]
+fn entries_round_trip_one_line_each_and_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    assert!(journal.read(&JournalFilter::default()).unwrap().is_empty());
+    journal.append(&entry("obs_a", Some("r1"))).unwrap();
+    journal.append(&entry("obs_b", Some("r1"))).unwrap();
+    journal.append(&entry("obs_a", None)).unwrap();
+    let text = fs::read_to_string(journal.path()).unwrap();
+    assert_eq!(text.lines().count(), 3);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .starts_with(r#"{"time":"2026-04-10T12:00:00.000Z","run_id":"r1","action":"add","#)
+    );
+    let all = journal.read(&JournalFilter::default()).unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(all[0], entry("obs_a", Some("r1")));
+    let by_id = JournalFilter { id: Some("obs_a".into()), run_id: None };
+    assert_eq!(journal.read(&by_id).unwrap().len(), 2);
+    let by_run = JournalFilter { id: None, run_id: Some("r1".into()) };
+    assert_eq!(journal.read(&by_run).unwrap().len(), 2);
+    let both = JournalFilter { id: Some("obs_a".into()), run_id: Some("r1".into()) };
+    assert_eq!(journal.read(&both).unwrap().len(), 1);
+}
+
+#[test]
+fn a_torn_last_line_is_skipped_then_cut_by_the_next_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&entry("obs_a", None)).unwrap();
+    let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
+    f.write_all(br#"{"time":"2026-04-10T12:0"#).unwrap();
+    assert_eq!(journal.read(&JournalFilter::default()).unwrap().len(), 1);
+    journal.append(&entry("obs_b", None)).unwrap();
+    let ids: Vec<String> =
+        journal.read(&JournalFilter::default()).unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(ids, ["obs_a", "obs_b"]);
+}
+
+#[test]
+fn a_torn_only_line_is_cut_entirely() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    fs::create_dir_all(dir.path().join(".curator")).unwrap();
+    fs::write(journal.path(), b"{\"ti").unwrap();
+    assert!(journal.read(&JournalFilter::default()).unwrap().is_empty());
+    journal.append(&entry("obs_a", None)).unwrap();
+    assert_eq!(journal.read(&JournalFilter::default()).unwrap().len(), 1);
+}
+
+#[test]
+fn a_bad_line_in_the_middle_is_reported_by_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&entry("obs_a", None)).unwrap();
+    let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
+    f.write_all(b"not json\n").unwrap();
+    journal.append(&entry("obs_b", None)).unwrap();
+    let err = journal.read(&JournalFilter::default()).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("journal.jsonl line 2:"), "{msg}");
+    // A complete but invalid last line is not a torn one either.
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    fs::create_dir_all(dir.path().join(".curator")).unwrap();
+    fs::write(journal.path(), b"{}\n").unwrap();
+    assert!(matches!(journal.read(&JournalFilter::default()), Err(Error::Journal { line: 1, .. })));
+}
+
+#[test]
+fn only_committed_transactions_count_and_old_lines_count_as_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    let all = JournalFilter::default();
+    journal.append(&entry("obs_legacy", Some("r0"))).unwrap();
+    journal.append(&in_txn("obs_a", "t1")).unwrap();
+    journal.append(&in_txn("obs_b", "t1")).unwrap();
+    // Open: neither readers nor a filtered read see t1 yet; its own transaction does.
+    assert_eq!(ids(&journal.read(&all).unwrap()), ["obs_legacy"]);
+    assert_eq!(
+        ids(&journal.read_including(&all, Some("t1")).unwrap()),
+        ["obs_legacy", "obs_a", "obs_b"]
+    );
+    let open = journal.open_transactions().unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!((open[0].txn.as_str(), ids(&open[0].entries)), ("t1", vec!["obs_a", "obs_b"]));
+    journal.append_end(&end(End::Commit, "t1")).unwrap();
+    assert!(journal.open_transactions().unwrap().is_empty());
+    journal.append(&in_txn("obs_c", "t2")).unwrap();
+    journal.append_end(&end(End::Rollback, "t2")).unwrap();
+    assert_eq!(ids(&journal.read(&all).unwrap()), ["obs_legacy", "obs_a", "obs_b"]);
+    let by_id = JournalFilter { id: Some("obs_c".into()), run_id: None };
+    assert!(journal.read(&by_id).unwrap().is_empty());
+    let text = fs::read_to_string(journal.path()).unwrap();
+    assert!(
+        text.lines().nth(3).unwrap().starts_with(r#"{"end":"commit","txn":"t1","time":"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_journal_of_old_lines_has_no_open_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    assert!(journal.open_transactions().unwrap().is_empty());
+    journal.append(&entry("obs_a", None)).unwrap();
+    assert!(journal.open_transactions().unwrap().is_empty());
+    journal.append(&in_txn("obs_b", "t1")).unwrap();
+    assert_eq!(ids(&journal.open_transactions().unwrap()[0].entries), ["obs_b"]);
+}
+
+#[test]
+fn an_open_transaction_longer_than_one_read_window_is_found_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&in_txn("obs_first", "t0")).unwrap();
+    journal.append_end(&end(End::Commit, "t0")).unwrap();
+    let big = "x".repeat(10_000);
+    for i in 0..40 {
+        let mut e = in_txn(&format!("obs_{i}"), "t1");
+        e.after_file = Some(big.clone());
+        journal.append(&e).unwrap();
+    }
+    // A torn last line is not part of it.
+    let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
+    f.write_all(br#"{"time":"2026"#).unwrap();
+    let open = journal.open_transactions().unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].entries.len(), 40);
+    assert_eq!(open[0].entries[0].id, "obs_0");
+    assert_eq!(open[0].entries[39].id, "obs_39");
+}
+
+#[test]
+fn a_filtered_read_parses_only_lines_that_can_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&entry("obs_a", Some("r1"))).unwrap();
+    // A run id that is a prefix of another must not match it, nor an id inside a file text.
+    journal.append(&entry("obs_a", Some("r10"))).unwrap();
+    let mut tricky = entry("obs_b", Some("r1"));
+    tricky.reasoning = r#"mentions "id":"obs_a" in passing"#.into();
+    journal.append(&tricky).unwrap();
+    let f = |id: Option<&str>, run: Option<&str>| JournalFilter {
+        id: id.map(Into::into),
+        run_id: run.map(Into::into),
+    };
+    assert_eq!(ids(&journal.read(&f(None, Some("r1"))).unwrap()), ["obs_a", "obs_b"]);
+    assert_eq!(ids(&journal.read(&f(Some("obs_a"), None)).unwrap()), ["obs_a", "obs_a"]);
+    assert_eq!(ids(&journal.read(&f(Some("obs_a"), Some("r10"))).unwrap()), ["obs_a"]);
+}
+
+#[test]
+fn a_marker_is_read_whatever_its_key_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&in_txn("obs_a", "t1")).unwrap();
+    let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
+    f.write_all(b"{\"txn\":\"t1\",\"time\":\"x\",\"end\":\"commit\"}\n").unwrap();
+    assert_eq!(ids(&journal.read(&JournalFilter::default()).unwrap()), ["obs_a"]);
+    assert!(journal.open_transactions().unwrap().is_empty());
+}
