@@ -9,6 +9,7 @@ pub mod curate;
 pub mod eval;
 pub mod providers;
 pub mod query;
+pub mod runs;
 pub mod scopes;
 pub mod session;
 pub mod undo;

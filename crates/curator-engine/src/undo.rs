@@ -1,19 +1,24 @@
 //! `history` and `undo` over the journal (ARCHITECTURE.md: the journal "backs `history`, `undo`").
 //!
-//! `undo RUN_ID` reverts every file change one run made, newest first, but only when each file
-//! is still exactly what that run left: the check walks the run's entries backwards under the
+//! `undo RUN_ID` reverts the run's newest standing application (see [`crate::runs`]: curate,
+//! undo, curate again and undo again each act on one generation), every file change it made,
+//! newest first, but only when each file is still exactly what that application left: the check walks the run's entries backwards under the
 //! writer lock, comparing the current text of each file (or its absence) with the entry's
 //! `after_file`, then expecting its `before_file` for the next older entry of the same file.
 //! The first mismatch refuses the whole undo and names the file; nothing is changed. Otherwise
 //! each entry is reverted to its exact `before_file` text (byte for byte, no re-rendering) and
-//! journaled with action `undo` under the run id `undo-<RUN_ID>`, so an undo can itself be
-//! undone. Journal-only entries (an ablation's exoneration) change no file and are skipped.
+//! journaled with action `undo` under the run id `undo-<RUN_ID>`, marked as reverting that
+//! application's transaction, so an undo can itself be undone. Journal-only entries (an
+//! ablation's exoneration) change no file and are skipped. Which application to revert is read
+//! under the lock, so two undos of one run at once revert it once.
 
 use std::collections::HashMap;
 
 use curator_core::{ObservationId, ScopeName, Tier};
 use curator_store::{Action, JournalEntry, JournalFilter, Store};
 use serde::Serialize;
+
+use crate::runs::{RunApplications, UNDO_PREFIX};
 
 /// The journal of one observation, oldest first.
 pub fn history(store: &dyn Store, id: &str) -> Result<Vec<JournalEntry>, curator_store::Error> {
@@ -35,6 +40,8 @@ pub struct UndoReport {
     pub run_id: String,
     /// The run id the reverting changes were journaled under.
     pub undo_run_id: String,
+    /// Which application of the run was reverted (1 the first; see [`crate::runs`]).
+    pub generation: u32,
     /// Reverted changes, newest first (the order they were reverted in).
     pub reverted: Vec<RevertedChange>,
 }
@@ -81,29 +88,43 @@ fn target(run_id: &str, e: &JournalEntry) -> Result<Target, UndoError> {
     Ok(Target { tier, scope, id, file })
 }
 
-/// Whether an entry changed a file (as opposed to a journal-only note).
-fn changes_a_file(e: &JournalEntry) -> bool {
-    e.action != Action::Exonerate && (e.before_file.is_some() || e.after_file.is_some())
-}
-
-/// Reverts every file change of `run_id`, or refuses naming the first conflicting file.
+/// Reverts every file change of the newest standing application of `run_id`, or refuses
+/// naming the first conflicting file.
 pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
-    let undo_run_id = format!("undo-{run_id}");
-    if !store.journal(&JournalFilter { id: None, run_id: Some(undo_run_id.clone()) })?.is_empty() {
-        return Err(UndoError::AlreadyUndone { run_id: run_id.to_owned(), undo_run_id });
-    }
-    let entries: Vec<JournalEntry> = store
-        .journal(&JournalFilter { id: None, run_id: Some(run_id.to_owned()) })?
-        .into_iter()
-        .filter(changes_a_file)
-        .collect();
-    if entries.is_empty() {
-        return Err(UndoError::NothingToUndo { run_id: run_id.to_owned() });
-    }
-    let targets = entries.iter().map(|e| target(run_id, e)).collect::<Result<Vec<_>, _>>()?;
+    let undo_run_id = format!("{UNDO_PREFIX}{run_id}");
     let mut refusal: Option<UndoError> = None;
     let mut reverted = Vec::new();
+    let mut generation = 0;
     store.transact(Some(&undo_run_id), &mut |tx| {
+        // A database store may run this again after a conflict: start from nothing.
+        (refusal, reverted, generation) = (None, Vec::new(), 0);
+        let run = RunApplications::load(&mut |f| tx.journal(f), run_id)?;
+        let Some(app) = run.standing() else {
+            refusal = Some(if run.applications.is_empty() {
+                UndoError::NothingToUndo { run_id: run_id.to_owned() }
+            } else {
+                UndoError::AlreadyUndone {
+                    run_id: run_id.to_owned(),
+                    undo_run_id: undo_run_id.clone(),
+                }
+            });
+            return Ok(());
+        };
+        generation = app.generation;
+        let entries: Vec<&JournalEntry> =
+            app.entries.iter().filter(|e| e.changes_a_file()).collect();
+        if entries.is_empty() {
+            refusal = Some(UndoError::NothingToUndo { run_id: run_id.to_owned() });
+            return Ok(());
+        }
+        let targets = match entries.iter().map(|e| target(run_id, e)).collect::<Result<Vec<_>, _>>()
+        {
+            Ok(targets) => targets,
+            Err(e) => {
+                refusal = Some(e);
+                return Ok(());
+            }
+        };
         // Check everything before touching anything.
         let mut expected: HashMap<&str, Option<String>> = HashMap::new();
         for (e, t) in entries.iter().zip(&targets).rev() {
@@ -126,8 +147,12 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
             }
             expected.insert(t.file.as_str(), e.before_file.clone());
         }
+        tx.set_reverts(&app.txn)?;
         for (e, t) in entries.iter().zip(&targets).rev() {
-            let reasoning = format!("undo of run {run_id}: reverts {:?} at {}", e.action, e.time);
+            let reasoning = format!(
+                "undo of run {run_id} (generation {}): reverts {:?} at {}",
+                app.generation, e.action, e.time
+            );
             tx.restore(
                 t.tier,
                 &t.scope,
@@ -143,5 +168,5 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
     if let Some(refusal) = refusal {
         return Err(refusal);
     }
-    Ok(UndoReport { run_id: run_id.to_owned(), undo_run_id, reverted })
+    Ok(UndoReport { run_id: run_id.to_owned(), undo_run_id, generation, reverted })
 }

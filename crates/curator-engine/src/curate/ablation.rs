@@ -41,8 +41,9 @@ pub(crate) fn memory_caused(
 }
 
 /// Leaves every injected observation unchanged and journals the exoneration of each one that
-/// still exists.
-pub(crate) fn exonerate(tx: &mut dyn Transaction, record: &RunRecord, log: &mut MemoryLog) {
+/// still exists; returns how many were journaled.
+pub(crate) fn exonerate(tx: &mut dyn Transaction, record: &RunRecord, log: &mut MemoryLog) -> u64 {
+    let mut journaled = 0;
     for raw in record.all_injected() {
         let Ok(id) = ObservationId::parse(&raw) else {
             log.errors.push(format!("Exoneration error for {raw}: not an observation id"));
@@ -56,11 +57,12 @@ pub(crate) fn exonerate(tx: &mut dyn Transaction, record: &RunRecord, log: &mut 
             None => Ok(false),
         });
         match outcome {
-            Ok(true) => {}
+            Ok(true) => journaled += 1,
             Ok(false) => {
                 log.errors.push(format!("Observation file not found for exoneration: {raw}"))
             }
             Err(e) => log.errors.push(format!("Exoneration error for {raw}: {e}")),
         }
     }
+    journaled
 }

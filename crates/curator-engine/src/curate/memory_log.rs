@@ -2,7 +2,9 @@
 //!
 //! The JSON shape is agent-qa's (camelCase `observationId`, `curatorDuration`, `tokenUsage`) so a
 //! dashboard that stores agent-qa's log stores ours unchanged; curator adds `run_id` (the journal
-//! key `undo` takes), `case` (which of the passed / failed / ablation paths ran) and `provider`.
+//! key `undo` takes), `case` (which of the passed / failed / ablation paths ran), `provider`,
+//! `already_applied` (the run had been applied before: nothing changed) and `generation` (which
+//! application of the run this is; issue 13).
 //! Counting follows agent-qa: a contradiction that deletes counts as `deprecated` *and* `deleted`,
 //! a stale suite observation only as `deleted`.
 
@@ -69,6 +71,17 @@ pub struct MemoryLog {
     pub curator_duration: u64,
     #[serde(rename = "tokenUsage", default, skip_serializing_if = "Option::is_none")]
     pub token_usage: Option<TokenUsage>,
+    /// The run had already been applied (an application of it stands in the journal), so this
+    /// call changed nothing: a retried `curate` is harmless.
+    #[serde(default)]
+    pub already_applied: bool,
+    /// Which application of the run the journal holds for this log: 1 the first time, n + 1
+    /// when curated again after `undo`. Absent when the run journaled nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u32>,
+    /// Exonerations journaled (journal-only entries, no delta).
+    #[serde(skip)]
+    pub(crate) exonerated: u64,
 }
 
 impl MemoryLog {
@@ -86,6 +99,9 @@ impl MemoryLog {
             errors: Vec::new(),
             curator_duration: 0,
             token_usage: None,
+            already_applied: false,
+            generation: None,
+            exonerated: 0,
         }
     }
 
@@ -111,10 +127,26 @@ impl MemoryLog {
         self.deltas.is_empty()
     }
 
+    /// Whether this call changed memory or journaled anything (so `undo` has something to
+    /// revert or the journal a new generation).
+    pub fn changed_anything(&self) -> bool {
+        !self.already_applied && self.generation.is_some()
+    }
+
     /// agent-qa's console lines: the case line for ablation runs, then
-    /// `  Memory: <parts> (<t>)`, then one `  Memory: warning -- <err>` per error.
+    /// `  Memory: <parts> (<t>)`, then one `  Memory: warning -- <err>` per error. A run that
+    /// was already applied says so instead, in one line.
     pub fn summary(&self) -> String {
         let mut out = String::new();
+        if self.already_applied {
+            let generation = self.generation.map_or(String::new(), |g| format!(", generation {g}"));
+            out.push_str(&format!(
+                "  Memory: run {} already applied{generation}; nothing changed ({})\n",
+                self.run_id,
+                duration_text(self.curator_duration)
+            ));
+            return out;
+        }
         match self.case {
             CurateCase::AblationPassed => {
                 out.push_str("  Memory: ablation confirmed memory caused failure -- penalizing observations\n");
@@ -198,6 +230,14 @@ mod tests {
             log.summary()
                 .starts_with("  Memory: ablation retry also failed -- memory not the cause\n")
         );
+        let mut again = MemoryLog::new("r_x", CurateCase::Passed);
+        again.already_applied = true;
+        again.generation = Some(2);
+        assert_eq!(
+            again.summary(),
+            "  Memory: run r_x already applied, generation 2; nothing changed (0ms)\n"
+        );
+        assert!(!again.changed_anything());
     }
 
     #[test]
@@ -213,6 +253,8 @@ mod tests {
         assert_eq!(v["deltas"][0]["action"], "deprecate");
         assert_eq!(v["tokenUsage"]["totalTokens"], 3);
         assert!(v.get("curatorDuration").is_some());
+        assert_eq!(v["already_applied"], false);
+        assert!(v.get("generation").is_none() && v.get("exonerated").is_none());
         assert!(v["deltas"][0].get("error").is_none());
     }
 }

@@ -15,12 +15,20 @@
 //! ids are re-validated against the files under the lock; one `now` serves the whole run. A
 //! per-decision failure is a line in the MemoryLog's `errors` and changes nothing; only a failure
 //! of the run as a whole (provider, lock, store) is an `Err`, and then nothing was written.
+//!
+//! **Exactly once** (issue 13 item 2): a run is identified by its `run_id`, or, without one, by
+//! a hash of its canonical content ([`RunRecord::content_run_id`]), so a retried record is the
+//! same run. Inside the transaction, before anything is changed, the run's journal decides (see
+//! [`crate::runs`]): when an application of the run stands, nothing is changed and the log says
+//! `already_applied`; after `undo` the run is applied again as the next generation. The same
+//! check runs before the provider is asked, so a retry costs no LLM call.
 
 mod ablation;
 mod apply;
 mod decisions;
 mod failure;
 mod memory_log;
+mod run_identity;
 mod run_record;
 mod suite_cleanup;
 
@@ -33,11 +41,13 @@ use curator_store::{ListFilter, Store, StoredObservation};
 
 pub use decisions::{Decision, DecisionScope, Decisions, DecisionsError};
 pub use memory_log::{CurateCase, MemoryDelta, MemoryLog, TokenUsage};
+pub use run_identity::content_run_id;
 pub use run_record::{
     AblationStatus, RunRecord, RunRecordError, RunStatus, StepRecord, SuiteInfo, TestInfo,
 };
 
 use crate::providers::{CuratorInput, DecisionProvider, ProviderError};
+use crate::runs::RunApplications;
 
 /// Settings of one curator run.
 #[derive(Debug, Clone)]
@@ -71,8 +81,9 @@ pub enum CurateError {
 
 /// Runs the curator for `record` (injected ids already filled in) against `store`.
 ///
-/// `provider` is asked only for a passed run. The returned log carries the run id every change
-/// was journaled under (the record's, else a fresh `r_` id).
+/// `provider` is asked only for a passed run that was not applied yet. The returned log carries
+/// the run id every change was journaled under (the record's, else one derived from its
+/// content), and says when the run had already been applied (then nothing changed).
 pub fn curate(
     store: &dyn Store,
     record: &RunRecord,
@@ -80,7 +91,7 @@ pub fn curate(
     options: &CurateOptions,
 ) -> Result<MemoryLog, CurateError> {
     let started = Instant::now();
-    let run_id = record.run_id.clone().unwrap_or_else(curator_core::generate_run_id);
+    let run_id = record.run_id.clone().unwrap_or_else(|| record.content_run_id());
     let now = iso_millis(options.now.unwrap_or_else(jiff::Timestamp::now));
     let deltas = options.deltas;
     let ablation = record.ablation.filter(|_| options.ablation_enabled);
@@ -91,6 +102,14 @@ pub fn curate(
         (_, None) => CurateCase::Failed,
     };
     let mut log = MemoryLog::new(run_id.clone(), case);
+    let finish = |mut log: MemoryLog| {
+        log.curator_duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Ok(log)
+    };
+    // A retry is answered before the provider is asked; the check under the lock decides.
+    if already_applied(&mut |f| store.journal(f), &run_id, &mut log)? {
+        return finish(log);
+    }
     match case {
         CurateCase::Passed => {
             let existing = run_observations(store, record)?;
@@ -108,6 +127,9 @@ pub fn curate(
                 // A database store may run the body again after a serialization failure: start
                 // each attempt from the log as it was, so no delta is counted twice.
                 log = before.clone();
+                if already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
+                    return Ok(());
+                }
                 apply::apply_decisions(tx, &ctx, &answer.decisions, &mut log);
                 if let Some(suite) = &record.suite {
                     suite_cleanup::clean_stale_suite(tx, suite, &mut log);
@@ -122,6 +144,9 @@ pub fn curate(
                 let before = log.clone();
                 store.transact(Some(&run_id), &mut |tx| {
                     log = before.clone();
+                    if already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
+                        return Ok(());
+                    }
                     failure::contradict_ids(
                         tx,
                         &ids,
@@ -138,18 +163,47 @@ pub fn curate(
                 let before = log.clone();
                 store.transact(Some(&run_id), &mut |tx| {
                     log = before.clone();
+                    if already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
+                        return Ok(());
+                    }
                     if case == CurateCase::AblationPassed {
                         ablation::memory_caused(tx, record, &deltas, &mut log);
                     } else {
-                        ablation::exonerate(tx, record, &mut log);
+                        log.exonerated = ablation::exonerate(tx, record, &mut log);
                     }
                     Ok(())
                 })?;
             }
         }
     }
-    log.curator_duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    Ok(log)
+    if !log.already_applied && log.is_empty() && log.exonerated == 0 {
+        // Nothing was journaled by this call: no application of the run exists.
+        log.generation = None;
+    }
+    finish(log)
+}
+
+/// Whether an application of `run_id` stands in the journal `read` shows; fills the log's
+/// `already_applied` and `generation` either way (the generation this call would write).
+fn already_applied(
+    read: &mut dyn FnMut(
+        &curator_store::JournalFilter,
+    ) -> curator_store::Result<Vec<curator_store::JournalEntry>>,
+    run_id: &str,
+    log: &mut MemoryLog,
+) -> curator_store::Result<bool> {
+    let run = RunApplications::load(read, run_id)?;
+    match run.standing() {
+        Some(app) => {
+            log.already_applied = true;
+            log.generation = Some(app.generation);
+            Ok(true)
+        }
+        None => {
+            log.generation = Some(run.next_generation());
+            Ok(false)
+        }
+    }
 }
 
 /// Every served observation of the run's product, suite and test, in tier order.

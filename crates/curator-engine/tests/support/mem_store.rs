@@ -20,6 +20,10 @@ type Key = (Tier, ScopeName, String);
 struct Inner {
     files: BTreeMap<Key, Observation>,
     journal: Vec<JournalEntry>,
+    /// Positions in `journal` by run id: curate reads a run's entries on every call.
+    by_run: std::collections::HashMap<String, Vec<usize>>,
+    /// Transactions begun, for their ids.
+    transactions: u64,
 }
 
 /// Observations in memory.
@@ -105,19 +109,43 @@ impl Store for MemStore {
         body: &mut dyn FnMut(&mut dyn Transaction) -> Result<()>,
     ) -> Result<()> {
         let mut inner = self.inner.lock().unwrap();
-        let mut tx = MemTx { inner: &mut inner, run_id: run_id.map(str::to_owned) };
+        inner.transactions += 1;
+        let txn = format!("mem{}", inner.transactions);
+        let mut tx =
+            MemTx { inner: &mut inner, run_id: run_id.map(str::to_owned), txn, reverts: None };
         body(&mut tx)
     }
 
     fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
         let inner = self.inner.lock().unwrap();
-        Ok(inner.journal.iter().filter(|e| filter.matches(e)).cloned().collect())
+        Ok(inner.read(filter))
+    }
+}
+
+impl Inner {
+    fn append(&mut self, entry: JournalEntry) {
+        if let Some(run) = &entry.run_id {
+            self.by_run.entry(run.clone()).or_default().push(self.journal.len());
+        }
+        self.journal.push(entry);
+    }
+
+    fn read(&self, filter: &JournalFilter) -> Vec<JournalEntry> {
+        let matching = |e: &&JournalEntry| filter.matches(e);
+        match &filter.run_id {
+            Some(run) => self.by_run.get(run).map_or_else(Vec::new, |at| {
+                at.iter().map(|&i| &self.journal[i]).filter(matching).cloned().collect()
+            }),
+            None => self.journal.iter().filter(matching).cloned().collect(),
+        }
     }
 }
 
 struct MemTx<'a> {
     inner: &'a mut Inner,
     run_id: Option<String>,
+    txn: String,
+    reverts: Option<String>,
 }
 
 impl MemTx<'_> {
@@ -130,7 +158,7 @@ impl MemTx<'_> {
         before: Option<&Observation>,
         after: Option<&Observation>,
     ) {
-        self.inner.journal.push(JournalEntry {
+        self.inner.append(JournalEntry {
             time: "2026-04-10T12:00:00.000Z".into(),
             run_id: self.run_id.clone(),
             action,
@@ -142,6 +170,8 @@ impl MemTx<'_> {
             after: after.map(Observation::snapshot),
             before_file: before.map(text),
             after_file: after.map(text),
+            txn: Some(self.txn.clone()),
+            reverts: self.reverts.clone(),
         });
     }
 }
@@ -195,7 +225,7 @@ impl Transaction for MemTx<'_> {
 
     fn note(&mut self, stored: &StoredObservation, action: Action, reasoning: &str) -> Result<()> {
         let key = (stored.tier, stored.scope.clone(), stored.observation.id.to_string());
-        self.inner.journal.push(JournalEntry {
+        self.inner.append(JournalEntry {
             time: "2026-04-10T12:00:00.000Z".into(),
             run_id: self.run_id.clone(),
             action,
@@ -207,7 +237,18 @@ impl Transaction for MemTx<'_> {
             after: Some(stored.observation.snapshot()),
             before_file: None,
             after_file: None,
+            txn: Some(self.txn.clone()),
+            reverts: self.reverts.clone(),
         });
+        Ok(())
+    }
+
+    fn journal(&mut self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
+        Ok(self.inner.read(filter))
+    }
+
+    fn set_reverts(&mut self, txn: &str) -> Result<()> {
+        self.reverts = Some(txn.to_owned());
         Ok(())
     }
 

@@ -1,0 +1,147 @@
+//! Exactly-once curation and repeatable undo (issue 13 item 2), on the in-memory store and the
+//! file store: a run is applied once, a record without a run id is named by its content, undo
+//! then curate applies the run again as its next generation, and a second undo reverts that.
+
+mod support;
+
+use std::sync::Barrier;
+
+use curator_core::Tier;
+use curator_engine::curate::{CurateOptions, Decisions, MemoryLog, RunRecord, curate};
+use curator_engine::providers::ExplicitProvider;
+use curator_engine::undo::{UndoError, undo};
+use curator_store::{JournalFilter, Store};
+use serde_json::{Value, json};
+use support::*;
+
+macro_rules! both {
+    ($name:ident, |$store:ident| $body:block) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn mem() {
+                let $store: &dyn Store = &MemStore::new();
+                $body
+            }
+            #[test]
+            fn file() {
+                let tmp = tempfile::tempdir().unwrap();
+                curator_store::FileStore::init(tmp.path()).unwrap();
+                let fs = curator_store::FileStore::open(tmp.path(), Default::default()).unwrap();
+                let $store: &dyn Store = &fs;
+                $body
+            }
+        }
+    };
+}
+
+fn run(store: &dyn Store, record: &Value, decisions: &Value) -> MemoryLog {
+    let record = RunRecord::from_value(record).unwrap();
+    let provider = ExplicitProvider::new(Decisions::from_value(decisions).unwrap());
+    curate(store, &record, &provider, &CurateOptions::default()).unwrap()
+}
+
+fn confirm(id: &str) -> Value {
+    json!({"decisions": [{"action": "update", "observationId": id, "reasoning": "held"}]})
+}
+
+fn trust(store: &dyn Store, id: &str) -> f64 {
+    get(store, id).unwrap().observation.trust
+}
+
+fn seeded(store: &dyn Store) -> String {
+    let a = id("alpha");
+    seed(store, Tier::Products, "acme", &observation(&a, "Login: modal", "Appears late", 0.5));
+    a
+}
+
+fn passed() -> Value {
+    record("passed", json!([{"name": "Log in", "status": "passed", "injected": []}]))
+}
+
+both!(a_run_curated_twice_is_applied_once, |store| {
+    let a = seeded(store);
+    let first = run(store, &passed(), &confirm(&a));
+    assert_eq!((first.confirmed, first.already_applied, first.generation), (1, false, Some(1)));
+    let journal = store.journal(&JournalFilter::default()).unwrap();
+    let second = run(store, &passed(), &confirm(&a));
+    assert_eq!((second.confirmed, second.already_applied, second.generation), (0, true, Some(1)));
+    assert!(second.deltas.is_empty() && second.errors.is_empty());
+    assert!(second.summary().contains("already applied"), "{}", second.summary());
+    assert_eq!(trust(store, &a), 0.55);
+    assert_eq!(store.journal(&JournalFilter::default()).unwrap(), journal, "nothing journaled");
+});
+
+both!(a_record_without_run_id_is_named_by_its_content, |store| {
+    let a = seeded(store);
+    let mut anonymous = passed();
+    anonymous.as_object_mut().unwrap().remove("run_id");
+    let first = run(store, &anonymous, &confirm(&a));
+    let expected = RunRecord::from_value(&anonymous).unwrap().content_run_id();
+    assert_eq!(first.run_id, expected);
+    let again = run(store, &anonymous, &confirm(&a));
+    assert!(again.already_applied);
+    assert_eq!(again.run_id, expected);
+    assert_eq!(trust(store, &a), 0.55);
+    // Another record (another step) is another run.
+    anonymous["steps"][0]["name"] = json!("Log in again");
+    assert!(!run(store, &anonymous, &confirm(&a)).already_applied);
+    assert_eq!(trust(store, &a), 0.6);
+});
+
+both!(undo_then_curate_then_undo_acts_on_each_generation, |store| {
+    let a = seeded(store);
+    let text = |s: &dyn Store| get(s, &a).map(|o| o.observation);
+    let original = text(store);
+    run(store, &passed(), &confirm(&a));
+    let applied = text(store);
+    let u1 = undo(store, "r_test").unwrap();
+    assert_eq!((u1.generation, u1.reverted.len()), (1, 1));
+    assert_eq!(text(store), original);
+    let again = run(store, &passed(), &confirm(&a));
+    assert_eq!((again.already_applied, again.generation, again.confirmed), (false, Some(2), 1));
+    assert_eq!(text(store).map(|o| o.trust), applied.as_ref().map(|o| o.trust));
+    let u2 = undo(store, "r_test").unwrap();
+    assert_eq!(u2.generation, 2);
+    assert_eq!(text(store), original);
+    assert!(matches!(undo(store, "r_test"), Err(UndoError::AlreadyUndone { .. })));
+    // Undoing the last undo brings generation 2 back; the run then counts as applied.
+    let redo = undo(store, "undo-r_test").unwrap();
+    assert_eq!(redo.reverted.len(), 1);
+    assert_eq!(trust(store, &a), 0.55);
+    assert!(run(store, &passed(), &confirm(&a)).already_applied);
+    assert_eq!(trust(store, &a), 0.55);
+    assert_eq!(undo(store, "r_test").unwrap().generation, 2);
+    assert_eq!(text(store), original);
+});
+
+both!(a_run_that_changed_nothing_is_no_generation, |store| {
+    let failed_nothing_injected =
+        record("failed", json!([{"name": "Log in", "status": "failed", "injected": []}]));
+    let log = run(store, &failed_nothing_injected, &json!({"decisions": []}));
+    assert_eq!((log.already_applied, log.generation, log.changed_anything()), (false, None, false));
+    assert!(matches!(undo(store, "r_test"), Err(UndoError::NothingToUndo { .. })));
+});
+
+#[test]
+fn threads_submitting_one_run_at_once_apply_it_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    curator_store::FileStore::init(tmp.path()).unwrap();
+    let store = curator_store::FileStore::open(tmp.path(), Default::default()).unwrap();
+    let a = seeded(&store);
+    let barrier = Barrier::new(8);
+    let logs: Vec<MemoryLog> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    run(&store, &passed(), &confirm(&a))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(logs.iter().filter(|l| !l.already_applied).count(), 1, "{logs:?}");
+    assert_eq!(trust(&store, &a), 0.55);
+    assert_eq!(get(&store, &a).unwrap().observation.confirmed_count, 3);
+}
