@@ -20,3 +20,10 @@ mod query_cli;
 
 // --store postgres://…: every command, serve, import/export, concurrent writers (issue 7).
 mod pg_cli;
+
+// Exactly-once curation and undo per generation, through the binary and HTTP, on both stores
+// (issue 13).
+mod exactly_once;
+
+// SIGKILLs at random points of add / curate / HTTP writes on both stores (issue 13).
+mod kill;

@@ -118,3 +118,86 @@ pub(crate) fn observation_file(id: &str, title: &str, trust: &str, body: &str) -
 pub(crate) const ID_A: &str = "obs_amber-basin-cedar-delta-ember-fable-gamma-haven-iris-jolly";
 pub(crate) const ID_B: &str = "obs_kayak-lemon-mango-noble-olive-pearl-quartz-raven-solar-tulip";
 pub(crate) const ID_C: &str = "obs_umber-vivid-willow-xenon-yodel-zebra-acorn-bloom-coral-dune";
+
+/// A `curator … serve --listen 127.0.0.1:0` child and the address it listens on; killed on
+/// drop.
+#[derive(Debug)]
+pub(crate) struct Served {
+    pub(crate) child: std::process::Child,
+    pub(crate) addr: String,
+}
+
+impl Served {
+    /// Spawns `cmd` (a `curator` command ending in `serve --listen 127.0.0.1:0`) and waits for
+    /// the line that says where it listens.
+    pub(crate) fn start(mut cmd: std::process::Command) -> Served {
+        use std::io::BufRead;
+        let mut child = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn curator serve");
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().expect("serve says where it listens").unwrap();
+        let addr = first
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .to_owned();
+        std::thread::spawn(move || lines.for_each(drop));
+        Served { child, addr }
+    }
+
+    /// One request; (status, JSON body). `None` when the connection failed or broke.
+    pub(crate) fn try_call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Option<(u16, serde_json::Value)> {
+        http_call(&self.addr, method, path, body)
+    }
+
+    /// One request that must get an answer.
+    pub(crate) fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        self.try_call(method, path, body).unwrap_or_else(|| panic!("{method} {path}: no answer"))
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 request to `addr`; (status, JSON body). `None` when the connection failed or
+/// broke (the server was killed meanwhile).
+pub(crate) fn http_call(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> Option<(u16, serde_json::Value)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut response = String::new();
+    s.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok())?;
+    Some((status, serde_json::from_str(body).unwrap_or(serde_json::Value::Null)))
+}

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result, bail};
 use curator_core::trust::TrustDeltas;
 use curator_engine::breaker::{Breaker, RunOutcome};
 use curator_engine::curate::{
-    AblationStatus, CurateOptions, Decisions, RunRecord, RunStatus, curate,
+    AblationStatus, CurateOptions, Decisions, MemoryLog, RunRecord, RunStatus, curate,
 };
 use curator_engine::providers::{
     DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
@@ -63,19 +63,33 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         ablation_enabled: ctx.config.memory.ablation_enabled,
     };
     let log = curate(store, &record, provider.as_ref(), &options)?;
-    if let Some(key) = &args.breaker {
+    // A retried run was counted the first time: the breaker window must not count it twice.
+    if let Some(key) = args.breaker.as_ref().filter(|_| !log.already_applied) {
         record_breaker(ctx, store, key, &record)?;
     }
     if ctx.json {
         output::print_json(&log)?;
     } else {
         output::print_text(&log.summary())?;
-        eprintln!(
-            "curator: run {} ({:?} path); `curator undo {}` reverts it",
-            log.run_id, log.case, log.run_id
-        );
+        eprintln!("{}", outcome_note(&log));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The stderr line after the summary: which run, and `undo` only when there is something to
+/// revert (issue 13: a retried or empty run suggests nothing).
+fn outcome_note(log: &MemoryLog) -> String {
+    let generation = log.generation.map_or(String::new(), |g| format!(", generation {g}"));
+    if log.already_applied {
+        format!("curator: run {}{generation} was already applied; nothing changed", log.run_id)
+    } else if log.is_empty() {
+        format!("curator: run {} ({:?} path) changed no observation", log.run_id, log.case)
+    } else {
+        format!(
+            "curator: run {} ({:?} path{generation}); `curator undo {}` reverts it",
+            log.run_id, log.case, log.run_id
+        )
+    }
 }
 
 /// Feeds the breaker what agent-qa records per finished test (§9): an ablation rerun first, as

@@ -2,11 +2,16 @@
 //!
 //! Readers skip a file that cannot be served (agent-qa does so silently, §1.4); lint is where
 //! every skipped file shows up, so no memory disappears without a trace. Exit 3 when any.
+//!
+//! First, lint does what the next writer would (issue 13): a transaction a dead writer left
+//! open is rolled back under the lock and its temp files removed, each step printed; what a
+//! crash left that recovery does not own (a temp of a dead writer elsewhere, an unreadable
+//! journal line) is a problem like any other.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
-use curator_store::ListFilter;
+use curator_store::{JournalFilter, ListFilter, Recovered};
 use serde::Serialize;
 
 use crate::context::Context;
@@ -19,6 +24,8 @@ const EXIT_PROBLEMS: u8 = 3;
 struct LintReport {
     observations: usize,
     problems: Vec<ProblemView>,
+    /// What lint resolved before checking (a dead writer's open transaction, its temps).
+    recovered: Vec<Recovered>,
 }
 
 #[derive(Debug, Serialize)]
@@ -29,18 +36,35 @@ struct ProblemView {
 
 pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     let store = ctx.store()?;
-    let listing = store.list(&ListFilter::default())?;
-    let report = LintReport {
-        observations: listing.observations.len(),
-        problems: listing
-            .problems
-            .iter()
-            .map(|p| ProblemView { path: p.path.display().to_string(), reason: p.kind.to_string() })
-            .collect(),
+    let mut problems = Vec::new();
+    let recovered = match store.recover() {
+        Ok(recovered) => recovered,
+        Err(e) => {
+            let path = "journal".to_owned();
+            problems.push(ProblemView {
+                path,
+                reason: format!("an interrupted transaction could not be resolved: {e}"),
+            });
+            Vec::new()
+        }
     };
+    let listing = store.list(&ListFilter::default())?;
+    problems.extend(
+        listing.problems.iter().map(|p| ProblemView {
+            path: p.path.display().to_string(),
+            reason: p.kind.to_string(),
+        }),
+    );
+    if let Err(e) = store.journal(&JournalFilter::default()) {
+        problems.push(ProblemView { path: "journal".to_owned(), reason: e.to_string() });
+    }
+    let report = LintReport { observations: listing.observations.len(), problems, recovered };
     if ctx.json {
         output::print_json(&report)?;
     } else {
+        for r in &report.recovered {
+            eprintln!("curator: recovered: {r}");
+        }
         let mut text = String::new();
         for problem in &report.problems {
             text.push_str(&format!("{}: {}\n", problem.path, problem.reason));

@@ -15,9 +15,10 @@ pub(crate) fn run(ctx: &Context, args: &UndoArgs) -> Result<ExitCode> {
         output::print_json(&report)?;
     } else {
         let mut text = format!(
-            "reverted {} change(s) of run {} (journaled as {})\n",
+            "reverted {} change(s) of run {}, generation {} (journaled as {})\n",
             report.reverted.len(),
             report.run_id,
+            report.generation,
             report.undo_run_id
         );
         for r in &report.reverted {

@@ -21,11 +21,17 @@ pub(crate) struct Migration {
 }
 
 /// Every migration this binary knows, in version order (versions are 1, 2, 3… without gaps).
-pub(crate) const MIGRATIONS: &[Migration] =
-    &[Migration { version: 1, name: "init", sql: include_str!("../migrations/0001_init.sql") }];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, name: "init", sql: include_str!("../migrations/0001_init.sql") },
+    Migration {
+        version: 2,
+        name: "journal_transactions",
+        sql: include_str!("../migrations/0002_journal_transactions.sql"),
+    },
+];
 
 /// The schema version this binary reads and writes: the newest embedded migration.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Advisory lock key that serializes migrating openers (any constant unlikely to clash).
 const MIGRATION_LOCK: i64 = 0x6375_7261_746f_7201; // "curator" + 1

@@ -136,8 +136,8 @@ pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> 
     let stmt = c
         .prepare_cached(
             "INSERT INTO journal (time, run_id, action, tier, scope, id, reasoning, before, after,
-                 before_file, after_file)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                 before_file, after_file, txn, reverts)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         )
         .await?;
     let json = |s: &Option<curator_core::ObservationSnapshot>| {
@@ -157,9 +157,26 @@ pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> 
             &json(&e.after),
             &e.before_file,
             &e.after_file,
+            &e.txn,
+            &e.reverts,
         ],
     )
     .await?;
+    Ok(())
+}
+
+/// Serializes the transactions of one run (issue 13): a transaction-scoped advisory lock on the
+/// run id without its `undo-` prefixes, so `curate r1`, `undo r1` and `undo undo-r1` never
+/// overlap and each reads the journal as the one before it left it (READ COMMITTED: every
+/// statement after the lock sees what the previous holder committed).
+pub(crate) async fn lock_run(c: &impl GenericClient, run_id: &str) -> Result<(), Error> {
+    let mut base = run_id;
+    while let Some(rest) = base.strip_prefix("undo-") {
+        base = rest;
+    }
+    let key = format!("curator-run:{base}");
+    let stmt = c.prepare_cached("SELECT pg_advisory_xact_lock(hashtext($1))").await?;
+    c.execute(&stmt, &[&key]).await?;
     Ok(())
 }
 
@@ -172,7 +189,7 @@ pub(crate) async fn read_journal(
     let stmt = c
         .prepare_cached(
             "SELECT seq, time, run_id, action, tier, scope, id, reasoning, before, after,
-                    before_file, after_file
+                    before_file, after_file, txn, reverts
              FROM journal
              WHERE ($1::text IS NULL OR id = $1) AND ($2::text IS NULL OR run_id = $2)
              ORDER BY seq",
@@ -199,6 +216,8 @@ pub(crate) async fn read_journal(
                 after: decode(r.get(9))?,
                 before_file: r.get(10),
                 after_file: r.get(11),
+                txn: r.get(12),
+                reverts: r.get(13),
             })
         })();
         match entry {

@@ -232,7 +232,7 @@ impl PgStore {
             .block_on(client.transaction())
             .map_err(|e| Self::db_error("starting a transaction", e))?;
         let mut ptx = PgTransaction::new(self, tx, run_id);
-        let result = body(&mut ptx);
+        let result = ptx.lock_run().and_then(|()| body(&mut ptx));
         let (tx, aborted) = ptx.finish();
         if let Some(aborted) = aborted {
             let _ = self.block_on(tx.rollback());

@@ -11,12 +11,19 @@
 //! back (and retried when the failure was a deadlock or serialization failure) even if `body`
 //! swallowed the error — a curator body that logs per-decision errors cannot commit half of a
 //! failed transaction.
+//!
+//! Journal semantics match the file store's write-ahead journal (issue 13): every row carries
+//! the transaction's id (`txn`, new for each attempt) and, in an undo, the transaction it
+//! reverts; rows become visible to other readers only when the SQL transaction commits, which is
+//! when the file store's commit marker would be written. A transaction with a run id first takes
+//! that run's advisory lock (`sql::lock_run`), so deciding "already applied?" from the journal
+//! and applying happen with no other transaction of the run in between.
 
 use curator_core::codec::parse_observation;
 use curator_core::{Observation, ObservationId, ScopeName, Tier};
 use curator_store::{
-    Action, Error, JournalEntry, ProblemKind, Result, StoredObservation, Transaction,
-    checked_file_text,
+    Action, Error, JournalEntry, JournalFilter, ProblemKind, Result, StoredObservation,
+    Transaction, checked_file_text,
 };
 
 use crate::row::{Derived, RawRow, path_of, refused};
@@ -46,6 +53,10 @@ pub(crate) struct PgTransaction<'a> {
     store: &'a PgStore,
     tx: deadpool_postgres::Transaction<'a>,
     run_id: Option<String>,
+    /// This attempt's id in the journal.
+    txn: String,
+    /// The transaction this one undoes ([`Transaction::set_reverts`]).
+    reverts: Option<String>,
     aborted: Option<Aborted>,
 }
 
@@ -64,7 +75,23 @@ impl<'a> PgTransaction<'a> {
         tx: deadpool_postgres::Transaction<'a>,
         run_id: Option<&str>,
     ) -> Self {
-        PgTransaction { store, tx, run_id: run_id.map(str::to_owned), aborted: None }
+        let txn = curator_store::new_transaction_id();
+        PgTransaction {
+            store,
+            tx,
+            run_id: run_id.map(str::to_owned),
+            txn,
+            reverts: None,
+            aborted: None,
+        }
+    }
+
+    /// Takes the advisory lock of the transaction's run, if it has one.
+    pub(crate) fn lock_run(&mut self) -> Result<()> {
+        let Some(run_id) = self.run_id.clone() else { return Ok(()) };
+        self.live()?;
+        let r = self.store.block_on(sql::lock_run(&self.tx, &run_id));
+        self.checked(format!("taking the lock of run {run_id}"), r)
     }
 
     /// The SQL transaction to commit or roll back, and the failure that forces a rollback.
@@ -122,11 +149,16 @@ impl<'a> PgTransaction<'a> {
             after: snapshot(change.after.as_ref()),
             before_file: change.before,
             after_file: change.after,
+            txn: None,
+            reverts: None,
         };
-        self.append(&entry)
+        self.append(entry)
     }
 
-    fn append(&mut self, entry: &JournalEntry) -> Result<()> {
+    fn append(&mut self, mut entry: JournalEntry) -> Result<()> {
+        entry.txn = Some(self.txn.clone());
+        entry.reverts.clone_from(&self.reverts);
+        let entry = &entry;
         self.live()?;
         let r = self.store.block_on(sql::append_journal(&self.tx, entry));
         self.checked(format!("journaling {}", entry.id), r)
@@ -277,7 +309,23 @@ impl Transaction for PgTransaction<'_> {
 
     fn note(&mut self, stored: &StoredObservation, action: Action, reasoning: &str) -> Result<()> {
         let entry = JournalEntry::note(self.run_id.clone(), stored, action, reasoning);
-        self.append(&entry)
+        self.append(entry)
+    }
+
+    fn journal(&mut self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
+        self.live()?;
+        let r = self.store.block_on(sql::read_journal(&self.tx, filter));
+        let read = self.checked("reading the journal".to_owned(), r)?;
+        read.map_err(|(seq, reason)| Error::Journal {
+            path: format!("{}#journal", self.store.target()).into(),
+            line: usize::try_from(seq).unwrap_or(usize::MAX),
+            reason,
+        })
+    }
+
+    fn set_reverts(&mut self, txn: &str) -> Result<()> {
+        self.reverts = Some(txn.to_owned());
+        Ok(())
     }
 
     fn read_text(

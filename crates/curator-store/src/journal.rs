@@ -69,6 +69,12 @@ pub struct JournalEntry {
 /// ids: together they are that run's one application.
 pub const LEGACY_TXN: &str = "legacy";
 
+/// A new transaction id for [`JournalEntry::txn`]: `t` + 64 random bits in hex, so two
+/// transactions (of any store, any process) never share one.
+pub fn new_transaction_id() -> String {
+    format!("t{:016x}", rand::random::<u64>())
+}
+
 impl JournalEntry {
     /// A journal line that records a decision about `stored` without changing it (e.g. an
     /// exoneration): the snapshot before and after are the same, and no file text is kept.

@@ -32,7 +32,7 @@ mod store;
 pub use atomic::atomic_write;
 pub use error::{Error, Result};
 pub use file_store::{FileStore, FileStoreOptions};
-pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN};
+pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN, new_transaction_id};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
 pub use run_state::{MAX_RUN_ID_LEN, RunSession, is_valid_run_id};
 pub use store::{

@@ -90,7 +90,9 @@ pub(crate) fn tools() -> Vec<Tool> {
              MemoryLog. A passed run applies decisions (the rules provider confirms what was \
              injected into passed steps and adds what a step's observation flags with MEMO:); \
              a failed run lowers the trust of what was injected into its first failed step. \
-             Steps without an injected list take what query_memory recorded for run_id.",
+             Steps without an injected list take what query_memory recorded for run_id. A run \
+             is applied once: recording it again (a retry) changes nothing and returns \
+             already_applied: true; a run without run_id is named by its content.",
             Effect::Write,
         ),
         tool::<ProposeDecisionsInput, MemoryLogOut>(
@@ -99,7 +101,8 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Add new observations, confirm (update) or deprecate existing ones of a product, \
              suite and test, with agent-qa's decision schema. Every decision is scanned and \
              journaled; one that cannot apply is listed in the MemoryLog's errors and changes \
-             nothing.",
+             nothing. The same proposal sent twice (same run_id, or without one the same \
+             content) is applied once.",
             Effect::Write,
         ),
         tool::<ListObservationsInput, ObservationPage>(

@@ -236,6 +236,13 @@ pub(crate) struct MemoryLogOut {
     pub(crate) curator_duration: u64,
     #[serde(rename = "tokenUsage", default, skip_serializing_if = "Option::is_none")]
     pub(crate) token_usage: Option<TokenUsageOut>,
+    /// True when this run had already been applied: nothing changed, so a retried call is
+    /// harmless.
+    pub(crate) already_applied: bool,
+    /// Which application of the run the journal holds (1 the first; n + 1 when recorded again
+    /// after an undo); absent when the run journaled nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) generation: Option<u32>,
 }
 
 /// `list_observations`: filters and paging.

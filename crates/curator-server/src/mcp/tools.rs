@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use curator_core::SnapshotEntry;
 use curator_engine::breaker::Breaker;
 use curator_engine::curate::{
-    CurateOptions, Decisions, MemoryLog, RunRecord, RunRecordError, curate,
+    CurateOptions, Decisions, MemoryLog, RunRecord, RunRecordError, content_run_id, curate,
 };
 use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
 use curator_engine::session::{load_session_in, record_injection_in, validate_run_id};
@@ -176,8 +176,14 @@ pub(crate) fn propose_decisions(
         run["suite"] = serde_json::to_value(suite)
             .map_err(|e| ApiError::internal(format!("encoding the suite: {e}")))?;
     }
-    if let Some(run_id) = &input.run_id {
-        run["run_id"] = json!(run_id);
+    match &input.run_id {
+        Some(run_id) => run["run_id"] = json!(run_id),
+        // The decisions are this call's content: the same proposal sent twice is one run, a
+        // different one another (issue 13: exactly once).
+        None => {
+            run["run_id"] =
+                json!(content_run_id(&json!({"run": run, "decisions": input.decisions})))
+        }
     }
     // The record is built from this call's fields, so its errors are named after them.
     let record = RunRecord::from_value(&run).map_err(|RunRecordError { field, rule }| {
@@ -362,6 +368,37 @@ pub(super) mod tests {
         assert_eq!(log.confirmed as usize, injected.len(), "{log:?}");
         assert!(log.errors.is_empty(), "{:?}", log.errors);
         assert_eq!(trust_of(&f, REVIEWS), 0.55);
+    }
+
+    #[test]
+    fn a_run_recorded_twice_is_applied_once() {
+        let f = fixture(false);
+        let run = || RecordRunInput {
+            run: passed_run("r_mcp-twice"),
+            provider: None,
+            decisions: Some(
+                json!([{"action": "update", "observationId": REVIEWS, "reasoning": "held"}]),
+            ),
+        };
+        let first = record_run(&f.ctx, run()).unwrap();
+        assert_eq!((first.confirmed, first.already_applied, first.generation), (1, false, Some(1)));
+        let again = record_run(&f.ctx, run()).unwrap();
+        assert_eq!((again.confirmed, again.already_applied, again.generation), (0, true, Some(1)));
+        assert_eq!(trust_of(&f, REVIEWS), 0.55);
+        // The same proposal without a run id twice is one run; another proposal is another.
+        let propose = |reasoning: &str| ProposeDecisionsInput {
+            product: "acme-shop".into(),
+            test: TEST_ID.into(),
+            suite: None,
+            decisions: json!([{"action": "update", "observationId": REVIEWS, "reasoning": reasoning}]),
+            run_id: None,
+        };
+        let p1 = propose_decisions(&f.ctx, propose("again")).unwrap();
+        let p2 = propose_decisions(&f.ctx, propose("again")).unwrap();
+        assert_eq!(p1.run_id, p2.run_id);
+        assert!(!p1.already_applied && p2.already_applied);
+        assert!(!propose_decisions(&f.ctx, propose("once more")).unwrap().already_applied);
+        assert_eq!(trust_of(&f, REVIEWS), 0.65);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! session's ids, the curator applies the decisions (explicit when the body carries them, the
 //! rules provider otherwise) and the answer is the MemoryLog. Every change is journaled under
 //! the run id, which is how `GET /runs` lists curator runs and `POST /runs/{id}/undo` reverts one.
+//! Finishing a run is idempotent (issue 13): a harness that retries a call whose answer it lost
+//! gets `200` with `already_applied: true`, and nothing changes twice.
 //!
 //! A step query honours the circuit breaker (§9): when the breaker of the run or of its suite is
 //! tripped, nothing is injected and the step's recorded injection is cleared.
@@ -49,6 +51,9 @@ pub(crate) struct RunSummary {
     pub(crate) changes: usize,
     /// Changes per action (`add`, `confirm`, `deprecate`, `delete`, `edit`, `undo`, ...).
     pub(crate) actions: BTreeMap<String, usize>,
+    /// How many times the run was applied (one transaction each; > 1 after undo and curate
+    /// again, issue 13).
+    pub(crate) generations: usize,
 }
 
 /// Groups journal entries by run id, newest run first. Entries without a run id (older CLI
@@ -56,6 +61,7 @@ pub(crate) struct RunSummary {
 pub(crate) fn summaries(entries: &[JournalEntry]) -> Vec<RunSummary> {
     let mut runs: Vec<RunSummary> = Vec::new();
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut txns: Vec<Vec<&str>> = Vec::new();
     for e in entries {
         let Some(run_id) = e.run_id.as_deref() else { continue };
         let i = *index.entry(run_id).or_insert_with(|| {
@@ -65,9 +71,16 @@ pub(crate) fn summaries(entries: &[JournalEntry]) -> Vec<RunSummary> {
                 last: e.time.clone(),
                 changes: 0,
                 actions: BTreeMap::new(),
+                generations: 0,
             });
+            txns.push(Vec::new());
             runs.len() - 1
         });
+        let txn = e.txn.as_deref().unwrap_or(curator_store::LEGACY_TXN);
+        if !txns[i].contains(&txn) {
+            txns[i].push(txn);
+            runs[i].generations += 1;
+        }
         let run = &mut runs[i];
         run.last.clone_from(&e.time);
         run.changes += 1;

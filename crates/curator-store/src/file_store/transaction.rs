@@ -52,18 +52,13 @@ pub(crate) struct FileTransaction<'a> {
     absent: HashSet<String>,
 }
 
-/// A new transaction id: 64 random bits, so two transactions never share one.
-pub(crate) fn new_txn_id() -> String {
-    format!("t{:016x}", rand::random::<u64>())
-}
-
 impl<'a> FileTransaction<'a> {
     pub(crate) fn new(store: &'a FileStore, run_id: Option<&str>) -> Self {
         let rebuilds_at_start = store.index().rebuilds();
         FileTransaction {
             store,
             run_id: run_id.map(str::to_owned),
-            txn: new_txn_id(),
+            txn: crate::journal::new_transaction_id(),
             reverts: None,
             written: Vec::new(),
             aborted: None,

@@ -182,7 +182,10 @@ pub(crate) fn acquire_with(
     let mut last_holder = None;
     loop {
         if let Some(guard) = try_create(path)? {
-            for temp in dead_temps(path, probe) {
+            // Our own second name is never a leftover, whatever the probe says of our pid.
+            let ours =
+                |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| identity(&m) == guard.identity);
+            for temp in dead_temps(path, probe).into_iter().filter(|t| !ours(&t.path)) {
                 match fs::remove_file(&temp.path) {
                     Ok(()) => {
                         tracing::info!(path = %temp.path.display(), "removed a dead waiter's lock temp")
@@ -340,9 +343,10 @@ pub(crate) struct DeadTemp {
 /// pid says (the pid may have been reused): a waiter keeps its temp for microseconds.
 pub(crate) const ABANDONED_TEMP_AGE: Duration = Duration::from_secs(600);
 
-/// Temps of the lock at `path` left by processes that died while waiting for it: one link
-/// (not the second name of a held lock), and a dead writer or an age past
-/// [`ABANDONED_TEMP_AGE`].
+/// Temps of the lock at `path` whose writer is gone: a process that died while waiting (one
+/// link), or a holder that died (the second name of a stale lock file, removed with it by the
+/// next holder). A single-link temp older than [`ABANDONED_TEMP_AGE`] counts whatever its pid
+/// says (the pid may have been reused).
 pub(crate) fn dead_temps(path: &Path, probe: &dyn ProcessProbe) -> Vec<DeadTemp> {
     let Some(name) = path.file_name() else { return Vec::new() };
     let prefix = format!(".{}.tmp-", name.to_string_lossy());
@@ -355,14 +359,12 @@ pub(crate) fn dead_temps(path: &Path, probe: &dyn ProcessProbe) -> Vec<DeadTemp>
         }
         let Some(pid) = crate::atomic::temp_writer(&file_name) else { continue };
         let Ok(meta) = entry.path().symlink_metadata() else { continue };
-        if meta.nlink() != 1 {
-            continue;
-        }
-        let old = meta
-            .modified()
-            .ok()
-            .and_then(|m| m.elapsed().ok())
-            .is_some_and(|age| age > ABANDONED_TEMP_AGE);
+        let old = meta.nlink() == 1
+            && meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age > ABANDONED_TEMP_AGE);
         if old || probe.liveness(pid) == Liveness::Dead {
             dead.push(DeadTemp { path: entry.path(), pid });
         }

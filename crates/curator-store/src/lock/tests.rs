@@ -226,3 +226,37 @@ fn an_unreadable_lock_path_is_reported_with_its_reason() {
     let err = acquire_lock(&path, &opts(100)).unwrap_err();
     assert!(err.to_string().contains(".curator.lock"), "{err}");
 }
+
+#[test]
+fn the_next_holder_removes_temps_of_dead_waiters_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    // A waiter killed between creating its temp and linking it (dead pid), and one that is
+    // still at it (this process: alive).
+    let dead = dir.path().join("..curator.lock.tmp-4000000000-00112233aabbccdd");
+    let live =
+        dir.path().join(format!("..curator.lock.tmp-{}-0011223344556677", std::process::id()));
+    fs::write(&dead, foreign(4_000_000_000, Duration::ZERO)).unwrap();
+    fs::write(&live, foreign(std::process::id(), Duration::ZERO)).unwrap();
+    let reported = dead_temps(&path, &SystemProbe);
+    assert_eq!(reported, [DeadTemp { path: dead.clone(), pid: 4_000_000_000 }]);
+    let guard = acquire_lock(&path, &opts(1000)).unwrap();
+    assert!(!dead.exists(), "a dead waiter's temp is removed by the next holder");
+    assert!(live.exists(), "a live waiter's temp is left alone");
+    guard.release().unwrap();
+    // A holder that died leaves its lock file and its second name: both are leftovers, and
+    // the next holder (stealing the stale lock) removes both; its own second name it keeps,
+    // whatever the probe says of its pid.
+    fs::remove_file(&live).unwrap();
+    let mut held = acquire_with(&path, &opts(1000), &FakeProbe(Liveness::Dead)).unwrap();
+    assert_eq!(entries(dir.path()).len(), 2); // the lock and its second name
+    assert_eq!(dead_temps(&path, &FakeProbe(Liveness::Dead)).len(), 1);
+    // It dies holding it: the flock goes with the process, the names stay.
+    drop(held.file.take());
+    std::mem::forget(held);
+    let next = acquire_with(&path, &opts(1000), &FakeProbe(Liveness::Dead)).unwrap();
+    let names = entries(dir.path());
+    assert_eq!(names.len(), 2, "only the new lock and its second name remain: {names:?}");
+    next.release().unwrap();
+    assert!(entries(dir.path()).is_empty());
+}
