@@ -240,9 +240,10 @@ fn breaker_records_trips_and_resets_across_processes() {
 fn curate_feeds_the_breaker_like_agent_qa_does_per_test() {
     let dir = seeded("curate-breaker");
     let run = dir.path().join("run.json");
-    let curate = |status: &str, injected: Value, ablation: Option<&str>| {
+    // Three runs, so three run ids: one run curated again is applied (and counted) once.
+    let curate = |run_id: &str, status: &str, injected: Value, ablation: Option<&str>| {
         let mut record: Value = json_of(&run_record(
-            "r_b",
+            run_id,
             status,
             json!([{"name": "x", "status": status, "injected": injected}]),
         ));
@@ -257,7 +258,7 @@ fn curate_feeds_the_breaker_like_agent_qa_does_per_test() {
     // Three failed runs with memory whose ablation reruns passed: each records a baseline pass
     // (the rerun) and a failure with memory, so fM - fB = 1 > 0.15 trips the breaker.
     for i in 0..3 {
-        let out = curate("failed", json!([ID_A]), Some("passed"));
+        let out = curate(&format!("r_b{i}"), "failed", json!([ID_A]), Some("passed"));
         assert!(out.status.success(), "{out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.contains("circuit breaker tripped"), i == 2, "run {i}: {stderr}");

@@ -372,3 +372,15 @@ fn over_http_a_run_is_applied_once_and_undone_per_generation_file() {
 fn over_http_a_run_is_applied_once_and_undone_per_generation_pg() {
     over_http_a_run_is_applied_once_and_undone_per_generation(true);
 }
+
+#[test]
+fn a_retried_run_feeds_the_breaker_once() {
+    let env = Env::new("once-breaker", false);
+    let (run, dec) = inputs(&env, Some("r_breaker"));
+    let args =
+        ["curate", "--breaker", "nightly", "--run", run.as_str(), "--decisions", dec.as_str()];
+    env.ok(&args, None);
+    let window = env.ok(&["--json", "breaker", "status", "nightly"], None);
+    env.ok(&args, None);
+    assert_eq!(env.ok(&["--json", "breaker", "status", "nightly"], None), window);
+}
