@@ -210,6 +210,11 @@ async def scenario(
         assert log["confirmed"] >= 1 and log["errors"] == [], log
         confirmed = [d["observationId"] for d in log["deltas"] if d["action"] == "confirm"]
         assert REVIEWS in confirmed, log["deltas"]
+        assert log["already_applied"] is False and log["generation"] == 1, log
+        # An agent that retries the call (its answer lost) changes nothing twice (issue 13).
+        again = structured(await client.call_tool("record_run", {"run": run}))
+        assert again["already_applied"] is True and again["generation"] == 1, again
+        assert again["confirmed"] == 0 and again["deltas"] == [], again
 
     async def trust_after() -> None:
         got = structured(await client.call_tool("get_observation", {"id": REVIEWS}))
