@@ -384,3 +384,49 @@ fn a_retried_run_feeds_the_breaker_once() {
     env.ok(&args, None);
     assert_eq!(env.ok(&["--json", "breaker", "status", "nightly"], None), window);
 }
+
+/// A journal written before issue 13: the same entries without `txn`, and no end markers.
+fn as_old_journal(journal: &str) -> String {
+    let mut out = String::new();
+    for line in journal.lines().filter(|l| !l.starts_with(r#"{"end":"#)) {
+        let mut entry: Value = serde_json::from_str(line).unwrap();
+        let map = entry.as_object_mut().unwrap();
+        assert!(map.remove("txn").is_some(), "{line}");
+        map.remove("reverts");
+        out.push_str(&entry.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn a_journal_written_before_transactions_still_backs_history_undo_and_curate_once() {
+    let env = Env::new("once-old-journal", false);
+    let (run, dec) = inputs(&env, Some("r_old"));
+    let original = env.snapshot();
+    env.ok(&["curate", "--run", &run, "--decisions", &dec], None);
+    let applied = env.snapshot();
+    let path = env.dir.root().join(".curator/journal.jsonl");
+    let old = as_old_journal(&std::fs::read_to_string(&path).unwrap());
+    std::fs::write(&path, &old).unwrap();
+    let history = json_of(&env.ok(&["--json", "history", ID_A], None));
+    assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
+    // The old run stands: curating it again changes nothing.
+    let again = json_of(&env.ok(&["--json", "curate", "--run", &run, "--decisions", &dec], None));
+    assert_eq!(again["already_applied"], true, "{again}");
+    assert_eq!(env.snapshot(), applied);
+    // Undo reverts it byte for byte, and the run can be applied and undone again.
+    env.ok(&["undo", "r_old"], None);
+    assert_eq!(env.snapshot(), original);
+    let third = json_of(&env.ok(&["--json", "curate", "--run", &run, "--decisions", &dec], None));
+    assert_eq!(
+        (third["already_applied"].as_bool(), third["generation"].as_u64()),
+        (Some(false), Some(2))
+    );
+    env.ok(&["undo", "r_old"], None);
+    assert_eq!(env.snapshot(), original);
+    // The old lines are untouched: new ones were only appended.
+    assert!(std::fs::read_to_string(&path).unwrap().starts_with(&old));
+    let (code, stdout, stderr) = env.run(&["lint"], None);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
