@@ -23,7 +23,7 @@
 //! it never becomes a bad line in the middle. Any other line that is neither an entry nor a
 //! marker is reported with its number, never skipped silently and never a panic.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -183,6 +183,16 @@ enum Line {
 /// Markers begin so; entries begin with `{"time":` (serde_json keeps field order).
 const MARKER_PREFIX: &[u8] = b"{\"end\":";
 
+/// The `txn` of a marker line as this module writes it, without parsing the line; `None` when
+/// it is not found that way (the line is then parsed).
+fn marker_txn(line: &[u8]) -> Option<&str> {
+    const KEY: &[u8] = b"\"txn\":\"";
+    let at = memchr::memmem::find(line, KEY)? + KEY.len();
+    let len = memchr::memchr(b'"', &line[at..])?;
+    let txn = std::str::from_utf8(&line[at..at + len]).ok()?;
+    txn.bytes().all(|b| b.is_ascii_alphanumeric()).then_some(txn)
+}
+
 fn parse_line(line: &[u8]) -> std::result::Result<Line, serde_json::Error> {
     if line.starts_with(MARKER_PREFIX) {
         return serde_json::from_slice(line).map(Line::End);
@@ -303,37 +313,59 @@ impl Journal {
         };
         let needles = filter.needles();
         let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
-        let complete = text.ends_with(b"\n");
-        let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
         let mut entries = Vec::new();
-        let mut ends: HashMap<String, End> = HashMap::new();
-        for (i, line) in lines.iter().enumerate() {
-            let is_last = i + 1 == lines.len();
-            if line.is_empty() && is_last {
+        // End markers are only looked at for the transactions of the entries kept.
+        let mut markers: Vec<(usize, &[u8])> = Vec::new();
+        let mut start = 0;
+        for (i, end) in memchr::memchr_iter(b'\n', &text).enumerate() {
+            let line = &text[start..end];
+            start = end + 1;
+            if line.is_empty() {
                 continue;
             }
-            let torn = is_last && !complete;
-            let is_marker = line.starts_with(MARKER_PREFIX);
-            if !is_marker && !torn && !finders.iter().all(|f| f.find(line).is_some()) {
+            if line.starts_with(MARKER_PREFIX) {
+                markers.push((i + 1, line));
+                continue;
+            }
+            if !finders.iter().all(|f| f.find(line).is_some()) {
+                continue;
+            }
+            match parse_line(line) {
+                Ok(Line::Entry(entry)) => {
+                    if filter.matches(&entry) {
+                        entries.push(*entry);
+                    }
+                }
+                Ok(Line::End(_)) => markers.push((i + 1, line)),
+                Err(e) => {
+                    return Err(Error::Journal {
+                        path: self.path.clone(),
+                        line: i + 1,
+                        reason: e.to_string(),
+                    });
+                }
+            }
+        }
+        if start < text.len() {
+            // A crash mid-append: that line was never whole (the next append cuts it off), so
+            // it counts for nothing even if it parses; the rest is intact.
+            tracing::warn!(path = %self.path.display(), "ignoring a torn last journal line");
+        }
+        let needed: HashSet<&str> = entries.iter().filter_map(|e| e.txn.as_deref()).collect();
+        let mut ends: HashMap<String, End> = HashMap::new();
+        for (number, line) in markers {
+            if marker_txn(line).is_some_and(|txn| !needed.contains(txn)) {
                 continue;
             }
             match parse_line(line) {
                 Ok(Line::End(marker)) => {
                     ends.insert(marker.txn, marker.end);
                 }
-                Ok(Line::Entry(entry)) => {
-                    if filter.matches(&entry) {
-                        entries.push(*entry);
-                    }
-                }
-                // A crash mid-append: the record of that change is lost, the rest is intact.
-                Err(_) if torn => {
-                    tracing::warn!(path = %self.path.display(), line = i + 1, "ignoring a torn last journal line");
-                }
+                Ok(Line::Entry(_)) => {} // a hand-written entry that looks like a marker
                 Err(e) => {
                     return Err(Error::Journal {
                         path: self.path.clone(),
-                        line: i + 1,
+                        line: number,
                         reason: e.to_string(),
                     });
                 }

@@ -203,3 +203,16 @@ fn a_marker_is_read_whatever_its_key_order() {
     assert_eq!(ids(&journal.read(&JournalFilter::default()).unwrap()), ["obs_a"]);
     assert!(journal.open_transactions().unwrap().is_empty());
 }
+
+#[test]
+fn an_unterminated_last_line_counts_for_nothing_even_when_it_parses() {
+    // The next append cuts such a line off, so a reader must not count it meanwhile: a commit
+    // marker without its newline does not commit.
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&in_txn("obs_a", "t1")).unwrap();
+    let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
+    f.write_all(&serde_json::to_vec(&end(End::Commit, "t1")).unwrap()).unwrap();
+    assert!(journal.read(&JournalFilter::default()).unwrap().is_empty());
+    assert_eq!(journal.open_transactions().unwrap().len(), 1);
+}
