@@ -5,79 +5,10 @@
 //!
 //! Run with `cargo test -p curator-core --test scanner_corpus -- --nocapture` to see the report.
 
+mod scanner_support;
+
 use curator_core::scanner::scan;
-use regex::Regex;
-
-const ATTACKS: &str = include_str!("fixtures/scanner/attacks.txt");
-const BENIGN: &str = include_str!("fixtures/scanner/benign.txt");
-
-/// Decodes the corpus escapes: `\n`, `\t`, `\\`, `\u{XXXX}`.
-fn unescape(line: &str, lineno: usize) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            Some('u') => {
-                let rest: String = chars.by_ref().take_while(|&c| c != '}').collect();
-                let hex = rest
-                    .strip_prefix('{')
-                    .unwrap_or_else(|| panic!("line {lineno}: \\u must be \\u{{XXXX}}"));
-                let cp = u32::from_str_radix(hex, 16)
-                    .ok()
-                    .and_then(char::from_u32)
-                    .unwrap_or_else(|| panic!("line {lineno}: bad code point {hex:?}"));
-                out.push(cp);
-            }
-            other => panic!("line {lineno}: unknown escape \\{other:?}"),
-        }
-    }
-    out
-}
-
-/// The corpus lines that are cases, with their 1-based line numbers.
-fn cases(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l))
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-}
-
-/// agent-qa's scanner exactly as §7 quotes it (JS `i` flag, `\w` ASCII), for comparison.
-fn agent_qa_rule(text: &str) -> Option<String> {
-    let rules = [
-        ("prompt_injection", r"ignore\s+(previous|all|above|prior)\s+instructions"),
-        ("role_hijack", r"you\s+are\s+now\s+"),
-        ("deception", r"do\s+not\s+tell\s+the\s+user"),
-        ("sys_override", r"system\s+prompt\s+override"),
-        ("rule_bypass", r"disregard\s+(your|all|any)\s+(instructions|rules)"),
-        (
-            "restriction_bypass",
-            r"act\s+as\s+(if|though)\s+you\s+(have\s+no|don't\s+have)\s+(restrictions|limits)",
-        ),
-        ("exfil_curl", r"curl\s+[^\n]*\$\{?[A-Za-z0-9_]*(KEY|TOKEN|SECRET|PASSWORD)"),
-        ("exfil_wget", r"wget\s+[^\n]*\$\{?[A-Za-z0-9_]*(KEY|TOKEN|SECRET|PASSWORD)"),
-        ("read_secrets", r"cat\s+[^\n]*(\.env|credentials|\.netrc|\.pgpass)"),
-        ("ssh_backdoor", r"authorized_keys"),
-        ("ssh_access", r"\$HOME/\.ssh|~/\.ssh"),
-    ];
-    for (id, pattern) in rules {
-        if Regex::new(&format!("(?i){pattern}")).unwrap().is_match(text) {
-            return Some(id.to_owned());
-        }
-    }
-    let invisible =
-        [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E];
-    text.chars()
-        .find(|c| invisible.contains(&u32::from(*c)))
-        .map(|c| format!("invisible_unicode_U+{:04X}", u32::from(c)))
-}
+use scanner_support::{agent_qa_rule, cases, fixture, unescape};
 
 struct Figures {
     attacks: usize,
@@ -88,8 +19,9 @@ struct Figures {
 }
 
 fn measure(rule_of: impl Fn(&str) -> Option<String>, report: &mut Vec<String>) -> Figures {
+    let (attacks, benign) = (fixture("attacks.txt"), fixture("benign.txt"));
     let mut f = Figures { attacks: 0, blocked: 0, right_rule: 0, benign: 0, false_positives: 0 };
-    for (lineno, line) in cases(ATTACKS) {
+    for (lineno, line) in cases(&attacks) {
         let (expected, text) = line
             .split_once('\t')
             .unwrap_or_else(|| panic!("attacks.txt:{lineno}: expected `<rule>\\t<text>`"));
@@ -107,7 +39,7 @@ fn measure(rule_of: impl Fn(&str) -> Option<String>, report: &mut Vec<String>) -
             None => report.push(format!("  attacks.txt:{lineno}: MISSED ({expected}) {text:?}")),
         }
     }
-    for (lineno, line) in cases(BENIGN) {
+    for (lineno, line) in cases(&benign) {
         let text = unescape(line, lineno);
         f.benign += 1;
         if let Some(got) = rule_of(&text) {
