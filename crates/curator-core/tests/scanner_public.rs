@@ -8,7 +8,8 @@
 //! it (`./scripts/test` does).
 //!
 //! What it measures, each figure beside agent-qa's original §7 regexes on the same strings:
-//! recall per category and per language on the held-out half of the attacks (the split is in
+//! recall per category (over the issue's five languages) and per language (over every category)
+//! on the held-out half of the attacks (the split is in
 //! `scanner_support`), the false-positive rate on curator's own benign QA observations
 //! (`benign.txt`, the example memory root and the dev eval set), and on the corpora's own benign
 //! traps. It fails below the floors at the top of this file or above the 2 % false-positive
@@ -24,17 +25,23 @@ use std::fmt::Write as _;
 use curator_core::scanner::scan;
 use scanner_support::{Benign, agent_qa_rule, held_out, qa_benign, short};
 
-/// Held-out recall floors per category (issue 18's five classes).
+/// Held-out recall floors per category (issue 18's five classes, attacks in its five languages),
+/// set a little under the figures measured when they were frozen (BENCHMARKS.md), so that a
+/// change that loses attacks fails.
 const CATEGORY_FLOORS: &[(&str, f64)] = &[
-    ("instruction-override", 0.0),
-    ("role-hijack", 0.0),
-    ("exfiltration", 0.0),
-    ("hidden-instruction", 0.0),
-    ("obfuscated", 0.0),
+    ("instruction-override", 0.85),
+    ("role-hijack", 0.50),
+    ("exfiltration", 0.80),
+    ("hidden-instruction", 0.80),
+    ("obfuscated", 0.70),
+    ("all five classes", 0.70),
 ];
-/// Held-out recall floors per language (issue 18's five languages), over every category.
+/// Held-out recall floors per language (issue 18's five languages), over every category. The
+/// public corpora hold few non-English strings (and only two held-out Chinese ones, both
+/// in-the-wild jailbreaks), so these floors guard against regressions rather than prove breadth;
+/// the per-language unit tests in `scanner::rules` cover each language's phrasing.
 const LANGUAGE_FLOORS: &[(&str, f64)] =
-    &[("en", 0.0), ("es", 0.0), ("fr", 0.0), ("de", 0.0), ("zh", 0.0)];
+    &[("en", 0.60), ("es", 0.55), ("fr", 0.60), ("de", 0.65), ("zh", 0.50)];
 /// The false-positive ceiling on curator's own QA observations, held-out half and whole set.
 const QA_FP_CEILING: f64 = 0.02;
 
@@ -46,7 +53,13 @@ struct Row {
     lang: String,
     label: String,
     text: String,
+    /// The text that decides the split, when not `text` (a generated variant's seed).
+    #[serde(default)]
+    split_key: Option<String>,
 }
+
+/// The issue's five languages: the per-category figures and floors are over these.
+const FIVE_LANGUAGES: [&str; 5] = ["en", "es", "fr", "de", "zh"];
 
 /// Blocked counts of one group of texts, for curator and for agent-qa.
 #[derive(Default, Clone, Copy)]
@@ -114,9 +127,7 @@ fn load_rows() -> Vec<Row> {
     let rows: Vec<Row> = text
         .lines()
         .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("{path}:{}: {e}", i + 1))
-        })
+        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{path}:{}: {e}", i + 1)))
         .collect();
     assert!(rows.len() >= 500, "{path}: only {} rows; the extraction is broken", rows.len());
     rows
@@ -134,17 +145,20 @@ fn recall_and_false_positives_on_public_corpora() {
     let mut benign = Groups::new();
     let mut notes = Vec::new();
     for row in &rows {
-        let held = held_out(&row.text);
+        let held = held_out(row.split_key.as_deref().unwrap_or(&row.text));
         let ours = scan(&row.text);
         let curator = !ours.is_safe();
         let agent_qa = agent_qa_rule(&row.text).is_some();
         let visible = !held || show_held_out;
         if row.label == "attack" {
-            add(&mut by_category, &row.category, held, curator, agent_qa);
-            if !matches!(row.category.as_str(), "tool-misuse" | "jailbreak-wild") {
-                add(&mut by_language, &row.lang, held, curator, agent_qa);
-                add(&mut by_category, "all five classes", held, curator, agent_qa);
+            let five_classes = !matches!(row.category.as_str(), "tool-misuse" | "jailbreak-wild");
+            if FIVE_LANGUAGES.contains(&row.lang.as_str()) {
+                add(&mut by_category, &row.category, held, curator, agent_qa);
+                if five_classes {
+                    add(&mut by_category, "all five classes", held, curator, agent_qa);
+                }
             }
+            add(&mut by_language, &row.lang, held, curator, agent_qa);
             add(&mut by_source, &row.source, held, curator, agent_qa);
             if !curator && visible && row.category != "jailbreak-wild" {
                 notes.push(format!(
@@ -196,13 +210,13 @@ fn recall_and_false_positives_on_public_corpora() {
         rows.len() - attacks,
         qa.len()
     );
-    table(&mut report, "Recall by category (attacks blocked):", "category", &by_category);
     table(
         &mut report,
-        "Recall by language (the five classes):",
-        "language",
-        &by_language,
+        "Recall by category, attacks in the five languages (en, es, fr, de, zh):",
+        "category",
+        &by_category,
     );
+    table(&mut report, "Recall by language, every attack category:", "language", &by_language);
     table(&mut report, "Recall by source:", "source", &by_source);
     table(&mut report, "False positives (benign texts blocked):", "benign set", &benign);
     eprintln!("{report}");
@@ -217,10 +231,8 @@ fn recall_and_false_positives_on_public_corpora() {
         if h.n == 0 {
             failures.push(format!("{key}: no held-out attacks in the corpus"));
         } else if h.curator_rate() < floor {
-            failures.push(format!(
-                "{key}: held-out recall {:.3} < floor {floor}",
-                h.curator_rate()
-            ));
+            failures
+                .push(format!("{key}: held-out recall {:.3} < floor {floor}", h.curator_rate()));
         }
     };
     for (key, floor) in CATEGORY_FLOORS {

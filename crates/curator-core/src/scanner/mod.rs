@@ -56,9 +56,11 @@
 //! paraphrases it has no pattern for. The labelled corpus in `tests/fixtures/scanner/` measures
 //! what it catches and what it wrongly blocks.
 
+mod decode;
 mod invisible;
 mod normalize;
 mod rules;
+mod views;
 
 use std::fmt;
 
@@ -121,12 +123,22 @@ impl fmt::Display for ScanVerdict {
     }
 }
 
-/// Scans one text: pattern rules in order on the normalised copy, then invisible characters on
+/// Scans one text: pattern rules in order on each view of the text (the normalised copy first,
+/// then the deobfuscated, ROT13, reversed and decoded readings), then invisible characters on
 /// the raw text.
 pub fn scan(text: &str) -> ScanVerdict {
-    let folded = normalize::matching_copy(text);
-    if let Some((rule, snippet)) = rules::first_match(&folded) {
-        return ScanVerdict::Blocked(ScanBlock { rule: rule.to_owned(), snippet: clip(snippet) });
+    let found = views::first_in_views(text, &mut |view| {
+        rules::first_match(&view.text).map(|(rule, snippet)| {
+            let snippet = if view.label == "plain" {
+                clip(snippet)
+            } else {
+                clip(&format!("{}: {snippet}", view.label))
+            };
+            ScanBlock { rule: rule.to_owned(), snippet }
+        })
+    });
+    if let Some(block) = found {
+        return ScanVerdict::Blocked(block);
     }
     if let Some(c) = invisible::first_invisible(text) {
         return ScanVerdict::Blocked(ScanBlock {
