@@ -51,7 +51,7 @@ const SECRET_FILES: &str = r"(?:\.env\b|credentials|\.netrc|\.pgpass|\.git-crede
 struct Rule {
     id: &'static str,
     alternatives: Vec<String>,
-    custom: Option<fn(&str) -> Option<Range<usize>>>,
+    custom: Option<Finder>,
 }
 
 /// The rules, their alternatives compiled one regex per rule, and all of them as one set.
@@ -67,7 +67,10 @@ fn re(alternatives: &[&str]) -> Vec<String> {
     alternatives.iter().map(|a| (*a).to_owned()).collect()
 }
 
-fn custom(f: fn(&str) -> Option<Range<usize>>) -> Option<fn(&str) -> Option<Range<usize>>> {
+/// A custom matcher: the byte range of its first match in a view.
+type Finder = fn(&str) -> Option<Range<usize>>;
+
+fn custom(f: Finder) -> Option<Finder> {
     Some(f)
 }
 
