@@ -51,7 +51,13 @@ const SECRET_FILES: &str = r"(?:\.env\b|credentials|\.netrc|\.pgpass|\.git-crede
 struct Rule {
     id: &'static str,
     alternatives: Vec<String>,
-    custom: Option<Finder>,
+    custom: Option<(Finder, &'static str)>,
+}
+
+/// A custom matcher and a pattern every one of its matches contains: the matcher runs only on
+/// views where the rule set found that pattern.
+fn gated(finder: Finder, gate: &'static str) -> Option<(Finder, &'static str)> {
+    Some((finder, gate))
 }
 
 /// The rules, their alternatives compiled one regex per rule, and all of them as one set.
@@ -59,8 +65,8 @@ struct Compiled {
     rules: Vec<Rule>,
     regexes: Vec<Option<Regex>>,
     set: RegexSet,
-    /// For each pattern of `set`, the index of its rule.
-    set_rule: Vec<usize>,
+    /// For each pattern of `set`, the index of its rule and whether it is the rule's gate.
+    set_rule: Vec<(usize, bool)>,
 }
 
 fn re(alternatives: &[&str]) -> Vec<String> {
@@ -69,10 +75,6 @@ fn re(alternatives: &[&str]) -> Vec<String> {
 
 /// A custom matcher: the byte range of its first match in a view.
 type Finder = fn(&str) -> Option<Range<usize>>;
-
-fn custom(f: Finder) -> Option<Finder> {
-    Some(f)
-}
 
 static RULES: LazyLock<Compiled> = LazyLock::new(|| {
     let n = INSTRUCTION_NOUNS;
@@ -95,7 +97,11 @@ static RULES: LazyLock<Compiled> = LazyLock::new(|| {
             ]),
             custom: None,
         },
-        Rule { id: "role_hijack", alternatives: Vec::new(), custom: custom(persona::find) },
+        Rule {
+            id: "role_hijack",
+            alternatives: Vec::new(),
+            custom: gated(persona::find, persona::GATE),
+        },
         Rule {
             id: "deception",
             alternatives: re(&[
@@ -158,7 +164,11 @@ static RULES: LazyLock<Compiled> = LazyLock::new(|| {
             ]),
             custom: None,
         },
-        Rule { id: "read_secrets", alternatives: Vec::new(), custom: custom(secrets::find) },
+        Rule {
+            id: "read_secrets",
+            alternatives: Vec::new(),
+            custom: gated(secrets::find, secrets::GATE),
+        },
         Rule { id: "ssh_backdoor", alternatives: re(&[r"authorized_keys"]), custom: None },
         Rule {
             id: "ssh_access",
@@ -169,7 +179,11 @@ static RULES: LazyLock<Compiled> = LazyLock::new(|| {
             custom: None,
         },
         Rule { id: "prompt_leak", alternatives: Vec::new(), custom: None },
-        Rule { id: "data_exfil", alternatives: Vec::new(), custom: custom(exfil::find) },
+        Rule {
+            id: "data_exfil",
+            alternatives: Vec::new(),
+            custom: gated(exfil::find, exfil::GATE),
+        },
         Rule { id: "hidden_instruction", alternatives: Vec::new(), custom: None },
     ];
     debug_assert!(rules.iter().map(|r| r.id).eq(RULE_IDS));
@@ -187,7 +201,11 @@ fn compile(mut rules: Vec<Rule>) -> Compiled {
         }
         for alternative in &rule.alternatives {
             set_patterns.push(alternative.clone());
-            set_rule.push(i);
+            set_rule.push((i, false));
+        }
+        if let Some((_, gate)) = rule.custom {
+            set_patterns.push(ascii_words(gate));
+            set_rule.push((i, true));
         }
         regexes.push((!rule.alternatives.is_empty()).then(|| {
             RegexBuilder::new(&rule.alternatives.join("|"))
@@ -218,13 +236,15 @@ fn ascii_words(pattern: &str) -> String {
 pub(super) fn first_match(folded: &str) -> Option<(&'static str, &str)> {
     let compiled = &*RULES;
     let mut hit = vec![false; compiled.rules.len()];
+    let mut gate_open = vec![false; compiled.rules.len()];
     for pattern in compiled.set.matches(folded).iter() {
-        hit[compiled.set_rule[pattern]] = true;
+        let (rule, is_gate) = compiled.set_rule[pattern];
+        if is_gate { gate_open[rule] = true } else { hit[rule] = true }
     }
     compiled.rules.iter().enumerate().find_map(|(i, rule)| {
         let range = match (&compiled.regexes[i], rule.custom) {
             (Some(r), _) if hit[i] => r.find(folded).map(|m| m.range()),
-            (_, Some(f)) => f(folded),
+            (_, Some((f, _))) if gate_open[i] => f(folded),
             _ => None,
         }?;
         Some((rule.id, folded[range].trim()))

@@ -41,18 +41,18 @@ static LEAK: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
-static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"\b(?:api[\s_-]*keys?|secret\s+keys?|access\s+tokens?|auth(?:entication)?\s+tokens?|session\s+(?:cookies?|tokens?|ids?)|cookies|credentials|passwords|secrets|private\s+keys?|ssh\s+keys?)\b",
-        r"|\b(?:customer|user|client|personal|order|payment|credit\s+card)s?\s+(?:data|list|records|emails|details|database|information|info|numbers)\b",
-        r"|\b(?:customer\s+list|environment\s+variables|env\s+vars|(?:conversation|chat)\s+history|system\s+prompt|database\s+(?:dump|contents)|all\s+(?:the\s+)?(?:data|records|emails))\b",
-        r"|\b(?:claves?\s+(?:de\s+)?api|llaves?\s+api|credenciales|contrasenas|secretos|datos\s+(?:de\s+(?:los\s+)?)?(?:clientes|usuarios|personales|pedidos)|lista\s+de\s+clientes|correos\s+de\s+(?:los\s+)?clientes|variables\s+de\s+entorno)\b",
-        r"|\b(?:cles?\s+(?:d'\s*)?api|identifiants|mots\s+de\s+passe|jetons?|donnees\s+(?:des\s+)?(?:clients|utilisateurs|personnelles|de\s+commande)|liste\s+(?:des\s+)?clients|variables\s+d'environnement)\b",
-        r"|\b(?:api-?schl(?:u|ue)ssel\w*|passw(?:o|oe)rter|kennw(?:o|oe)rter|zugangsdaten|anmeldedaten|kundendaten|benutzerdaten|nutzerdaten|kundenliste|umgebungsvariablen|chatverlauf|(?:alle\s+)?internen\s+daten)\b",
-        r"|密码|密钥|凭证|凭据|令牌|客户(?:数据|资料|名单|列表|邮箱)|用户(?:数据|资料|名单|列表)|环境变量|聊天记录|对话记录|系统提示词",
-    ))
-    .expect("static regex")
-});
+static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| Regex::new(GATE).expect("static regex"));
+
+/// The sensitive objects; every exfiltrating sentence contains one (see `persona::GATE`).
+pub(super) const GATE: &str = concat!(
+    r"\b(?:api[\s_-]*keys?|secret\s+keys?|access\s+tokens?|auth(?:entication)?\s+tokens?|session\s+(?:cookies?|tokens?|ids?)|cookies|credentials|passwords|secrets|private\s+keys?|ssh\s+keys?)\b",
+    r"|\b(?:customer|user|client|personal|order|payment|credit\s+card)s?\s+(?:data|list|records|emails|details|database|information|info|numbers)\b",
+    r"|\b(?:customer\s+list|environment\s+variables|env\s+vars|(?:conversation|chat)\s+history|system\s+prompt|database\s+(?:dump|contents)|all\s+(?:the\s+)?(?:data|records|emails))\b",
+    r"|\b(?:claves?\s+(?:de\s+)?api|llaves?\s+api|credenciales|contrasenas|secretos|datos\s+(?:de\s+(?:los\s+)?)?(?:clientes|usuarios|personales|pedidos)|lista\s+de\s+clientes|correos\s+de\s+(?:los\s+)?clientes|variables\s+de\s+entorno)\b",
+    r"|\b(?:cles?\s+(?:d'\s*)?api|identifiants|mots\s+de\s+passe|jetons?|donnees\s+(?:des\s+)?(?:clients|utilisateurs|personnelles|de\s+commande)|liste\s+(?:des\s+)?clients|variables\s+d'environnement)\b",
+    r"|\b(?:api-?schl(?:u|ue)ssel\w*|passw(?:o|oe)rter|kennw(?:o|oe)rter|zugangsdaten|anmeldedaten|kundendaten|benutzerdaten|nutzerdaten|kundenliste|umgebungsvariablen|chatverlauf|(?:alle\s+)?internen\s+daten)\b",
+    r"|密码|密钥|凭证|凭据|令牌|客户(?:数据|资料|名单|列表|邮箱)|用户(?:数据|资料|名单|列表)|环境变量|聊天记录|对话记录|系统提示词",
+);
 
 static OUTSIDE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(

@@ -295,15 +295,16 @@ const RESTRICTIONS: &[&str] = &[
 
 /// Triggers: "you are now" (lenient: an article alone fires) and the added forms (strict: a
 /// persona word must follow).
-static TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?P<now>\b(?:you\s*(?:are|'re)|you\s+r|u\s+r)\s+now\b)",
-        r"|(?P<always>from\s+now\s+on,?\s+you\s+(?:are|will\s+(?:be|act|behave|respond|pretend|roleplay|answer|obey))\b)",
-        r"|(?P<longer>you\s+are\s+no\s+longer\b)",
-        r"|(?P<strict>pretend\s+(?:that\s+)?you\s+are\b|pretend\s+to\s+be\b|act\s+as\b|roleplay\s+as\b|role-play\s+as\b)",
-    ))
-    .expect("static regex")
-});
+static TRIGGER: LazyLock<Regex> = LazyLock::new(|| Regex::new(GATE).expect("static regex"));
+
+/// The triggers' pattern; every hijack this matcher finds contains a match of it, so the rule
+/// table also uses it to skip the matcher on texts without one.
+pub(super) const GATE: &str = concat!(
+    r"(?P<now>\b(?:you\s*(?:are|'re)|you\s+r|u\s+r)\s+now\b)",
+    r"|(?P<always>from\s+now\s+on,?\s+you\s+(?:are|will\s+(?:be|act|behave|respond|pretend|roleplay|answer|obey))\b)",
+    r"|(?P<longer>you\s+are\s+no\s+longer\b)",
+    r"|(?P<strict>pretend\s+(?:that\s+)?you\s+are\b|pretend\s+to\s+be\b|act\s+as\b|roleplay\s+as\b|role-play\s+as\b)",
+);
 
 /// A word of the text after a trigger.
 static WORD: LazyLock<Regex> =

@@ -12,12 +12,11 @@ use regex::Regex;
 
 /// A reading command at the start of a shell word: line start, whitespace, `;`, `|`, `&`, `(`
 /// (`$(cat …)`) or a backtick (markdown code spans, command substitution).
-static COMMAND: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?:^|[\s;|&(`])(?:sudo\s+)?(cat|less|more|head|tail|bat|nl|tac|strings|base64|xxd|od)\s",
-    )
-    .expect("static regex")
-});
+static COMMAND: LazyLock<Regex> = LazyLock::new(|| Regex::new(GATE).expect("static regex"));
+
+/// The command pattern; every secret read contains a match of it (see `persona::GATE`).
+pub(super) const GATE: &str =
+    r"(?:^|[\s;|&(`])(?:sudo\s+)?(cat|less|more|head|tail|bat|nl|tac|strings|base64|xxd|od)\s";
 
 /// A shell word of the argument list (`<` is a redirection, not part of a path).
 static TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[^\s<]+").expect("static regex"));
