@@ -112,13 +112,17 @@ pub(crate) struct Benign {
 }
 
 /// curator's own benign QA observations: `benign.txt`, and every observation of the example
-/// memory root and the dev eval set (title and content joined as `scan_observation` joins them).
+/// memory root and of the eval sets (dev, train, held-out: written for retrieval by other
+/// engineers, so independent of the scanner), title and content joined as `scan_observation`
+/// joins them.
 pub(crate) fn qa_benign() -> Vec<Benign> {
     let mut out: Vec<Benign> = cases(&fixture("benign.txt"))
         .map(|(n, l)| Benign { origin: format!("benign.txt:{n}"), text: unescape(l, n) })
         .collect();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for root in ["examples/agent-qa-memory", "eval/dev/memory"] {
+    for root in
+        ["examples/agent-qa-memory", "eval/dev/memory", "eval/train/memory", "eval/holdout/memory"]
+    {
         let before = out.len();
         for path in observation_files(&repo.join(root)) {
             let text = fs::read_to_string(&path).unwrap();
