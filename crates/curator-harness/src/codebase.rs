@@ -4,7 +4,9 @@
 //! first segment is a top-level entry of the project or that glob-matches a tracked file, a file
 //! name that exists in the repo, the project slug, a feature id or an issue id. The project's file
 //! list comes from `git ls-files` when the project is a git work tree, else from a bounded
-//! directory walk, so the answer follows what the repository really holds.
+//! directory walk, so the answer follows what the repository really holds. A code pointer
+//! (`src/a.ts:42`, `a.ts:42:7`, `src/a.ts#L42`) names its file: it is codebase-specific when the
+//! file exists and never stale because of its line number (issue 16).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -104,7 +106,12 @@ impl ProjectIndex {
         has_extension(token) && self.file_names.contains(token)
     }
 
+    /// Whether a tracked file matches `pattern`; a pattern without glob characters is a plain
+    /// lookup (no scan of the file list per token: a pass reads hundreds of thousands of entries).
     fn glob_matches(&self, pattern: &str) -> bool {
+        if !pattern.contains(['*', '?']) {
+            return self.files.contains(pattern);
+        }
         self.files.iter().any(|f| glob(pattern.as_bytes(), f.as_bytes()))
     }
 
@@ -144,17 +151,42 @@ fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')).filter(|w| !w.is_empty())
 }
 
-/// Whitespace tokens stripped of quoting and sentence punctuation; URLs excluded.
+/// Whitespace tokens stripped of quoting, sentence punctuation and a code pointer's line part;
+/// URLs excluded.
 fn candidate_tokens(text: &str) -> impl Iterator<Item = &str> {
     text.split_whitespace()
         .map(|t| {
-            t.trim_matches(|c: char| {
-                matches!(c, '`' | '"' | '\'' | '(' | ')' | '[' | ']' | ',' | ';' | ':')
-            })
-            .trim_end_matches(['.', '!', '?'])
-            .trim_start_matches("./")
+            let t = t
+                .trim_matches(|c: char| {
+                    matches!(c, '`' | '"' | '\'' | '(' | ')' | '[' | ']' | ',' | ';' | ':')
+                })
+                .trim_end_matches(['.', '!', '?'])
+                .trim_start_matches("./");
+            strip_line_number(t)
         })
         .filter(|t| !t.is_empty() && !t.contains("://"))
+}
+
+/// `path:42`, `path:42:7`, `path#L42` → `path`.
+fn strip_line_number(token: &str) -> &str {
+    let token = match token.rfind("#L") {
+        Some(i) if token[i + 2..].chars().all(|c| c.is_ascii_digit() || c == '-') => &token[..i],
+        _ => token,
+    };
+    let mut t = token;
+    for _ in 0..2 {
+        match t.rsplit_once(':') {
+            Some((head, tail))
+                if !head.is_empty()
+                    && !tail.is_empty()
+                    && tail.chars().all(|c| c.is_ascii_digit()) =>
+            {
+                t = head;
+            }
+            _ => break,
+        }
+    }
+    t
 }
 
 fn has_extension(token: &str) -> bool {
@@ -219,6 +251,22 @@ mod tests {
         assert!(!glob(b"drizzle/*.sql", b"drizzle/sub/0001.sql"));
         assert!(glob(b"apps/**/Grid.tsx", b"apps/web/src/Grid.tsx"));
         assert!(glob(b"a?c", b"abc"));
+    }
+
+    #[test]
+    fn code_pointers_name_their_file() {
+        assert_eq!(strip_line_number("src/a.ts:42"), "src/a.ts");
+        assert_eq!(strip_line_number("a.ts:42:7"), "a.ts");
+        assert_eq!(strip_line_number("src/a.ts#L42"), "src/a.ts");
+        assert_eq!(strip_line_number("host:port"), "host:port");
+        let p = ProjectIndex::from_files(["src/checkout/webhook.ts"], None);
+        assert!(p.is_codebase_specific("src/checkout/webhook.ts:42 reads the secret at import"));
+        assert!(p.is_codebase_specific("webhook.ts:42 reads the secret at import"));
+        assert_eq!(p.stale_path("src/checkout/webhook.ts:42 reads the secret"), None);
+        assert_eq!(
+            p.stale_path("src/checkout/gone.ts:42 reads the secret").as_deref(),
+            Some("src/checkout/gone.ts")
+        );
     }
 
     #[test]

@@ -1,19 +1,104 @@
-//! MEMORY.md compaction: stale drops and the ~200-line bound (harness-curator §6).
+//! MEMORY.md compaction: the stale test and the drop order that meets the bound
+//! (harness-curator §6; issue 16 item 3).
 //!
-//! Invariant: nothing is deleted silently. An item is dropped only when it is stale (a project
-//! path that no longer exists, a feature id features.json no longer lists) or when the line bound
-//! forces it, in the §6 order: Context items without evidence → History of passed features →
-//! single-evidence Lessons (oldest first each) → superseded Decisions. Every drop is reported. If
-//! the bound still cannot be met, the caller keeps the previous file.
+//! Invariant: nothing is deleted silently, and a pass always meets MEMORY.md's bound. An item is
+//! dropped only when it is stale (a project path that no longer exists, a feature id features.json
+//! no longer lists) or when the bound forces it, in [`DROP_ORDER`]: first the spec's four tiers —
+//! Context items without evidence → History of passed features → single-evidence Lessons →
+//! superseded Decisions — and, where the spec would give up (before issue 16 the pass then failed
+//! on every later pass and raw.md was never truncated), four more: any Context → any History →
+//! Lessons with the fewest sightings → Decisions. Oldest first within a tier. Every dropped item
+//! goes to the archive with its reason (`archive.rs`).
 
 use crate::codebase::ProjectIndex;
-use crate::error::{Error, Result};
-use crate::fsio::physical_lines;
 use crate::issues::FeatureStatuses;
-use crate::memory_md::{Item, MemoryDoc, Section};
+use crate::memory_md::{Item, Section};
 
-/// MEMORY.md's line bound (§6 "~200 lines", enforced as a hard limit on physical lines).
-pub const MEMORY_MAX_LINES: usize = 200;
+/// One step of the drop order.
+#[derive(Debug)]
+pub(crate) struct Tier {
+    /// The section it drops from.
+    pub(crate) section: Section,
+    /// Which items of the section qualify.
+    pub(crate) pick: fn(&Item, &FeatureStatuses) -> bool,
+    /// Fewest sightings first (then oldest), instead of oldest first.
+    pub(crate) by_evidence: bool,
+    /// The reason written to the archive.
+    pub(crate) reason: &'static str,
+}
+
+fn any(_: &Item, _: &FeatureStatuses) -> bool {
+    true
+}
+
+fn no_evidence(i: &Item, _: &FeatureStatuses) -> bool {
+    i.all_fids().is_empty()
+}
+
+fn of_passed_features(i: &Item, f: &FeatureStatuses) -> bool {
+    let fids = i.all_fids();
+    !fids.is_empty() && fids.iter().all(|id| f.is_passed(id))
+}
+
+fn single_evidence(i: &Item, _: &FeatureStatuses) -> bool {
+    i.sightings() <= 1
+}
+
+fn superseded(i: &Item, _: &FeatureStatuses) -> bool {
+    i.render().to_lowercase().contains("superseded")
+}
+
+/// The order in which items go when MEMORY.md is over its bound.
+pub(crate) const DROP_ORDER: [Tier; 8] = [
+    Tier {
+        section: Section::Context,
+        pick: no_evidence,
+        by_evidence: false,
+        reason: "over the MEMORY.md bound: Context item without evidence",
+    },
+    Tier {
+        section: Section::History,
+        pick: of_passed_features,
+        by_evidence: false,
+        reason: "over the MEMORY.md bound: History of a passed feature",
+    },
+    Tier {
+        section: Section::Lessons,
+        pick: single_evidence,
+        by_evidence: false,
+        reason: "over the MEMORY.md bound: Lesson with one evidence case",
+    },
+    Tier {
+        section: Section::Decisions,
+        pick: superseded,
+        by_evidence: false,
+        reason: "over the MEMORY.md bound: superseded Decision",
+    },
+    Tier {
+        section: Section::Context,
+        pick: any,
+        by_evidence: false,
+        reason: "over the MEMORY.md bound: oldest Context",
+    },
+    Tier {
+        section: Section::History,
+        pick: any,
+        by_evidence: false,
+        reason: "over the MEMORY.md bound: oldest History",
+    },
+    Tier {
+        section: Section::Lessons,
+        pick: any,
+        by_evidence: true,
+        reason: "over the MEMORY.md bound: Lesson with the fewest sightings",
+    },
+    Tier {
+        section: Section::Decisions,
+        pick: any,
+        by_evidence: false,
+        reason: "over the MEMORY.md bound: oldest Decision",
+    },
+];
 
 /// Why an item is stale, if it is.
 pub(crate) fn stale_reason(
@@ -31,127 +116,4 @@ pub(crate) fn stale_reason(
         return Some(format!("feature {f} not in features.json"));
     }
     None
-}
-
-/// Drops stale items; returns a description of each drop.
-pub(crate) fn drop_stale(
-    doc: &mut MemoryDoc,
-    project: &ProjectIndex,
-    features: &FeatureStatuses,
-) -> Vec<String> {
-    let mut dropped = Vec::new();
-    for section in Section::ALL {
-        doc.items_mut(section).retain(|item| match stale_reason(item, project, features) {
-            Some(why) => {
-                dropped.push(format!(
-                    "stale {}: {} ({why})",
-                    section.heading().trim_start_matches("## "),
-                    item.statement
-                ));
-                false
-            }
-            None => true,
-        });
-    }
-    dropped
-}
-
-fn is_superseded(item: &Item) -> bool {
-    item.render().to_lowercase().contains("superseded")
-}
-
-/// Indices of `section`'s items matching `pick`, oldest first (undated first, then by date, then
-/// by position — items are appended in time order).
-fn oldest_first(doc: &MemoryDoc, section: Section, pick: impl Fn(&Item) -> bool) -> Vec<usize> {
-    let mut idx: Vec<usize> =
-        doc.items(section).iter().enumerate().filter(|(_, i)| pick(i)).map(|(n, _)| n).collect();
-    idx.sort_by_key(|&n| (doc.items(section)[n].date.clone(), n));
-    idx
-}
-
-/// Selects the items of one drop tier.
-type Pick<'a> = Box<dyn Fn(&Item) -> bool + 'a>;
-
-/// Drops the weakest items until the rendered file fits [`MEMORY_MAX_LINES`].
-pub(crate) fn enforce_bound(
-    doc: &mut MemoryDoc,
-    features: &FeatureStatuses,
-) -> Result<Vec<String>> {
-    let mut dropped = Vec::new();
-    let tiers: [(Section, Pick<'_>); 4] = [
-        (Section::Context, Box::new(|i: &Item| i.all_fids().is_empty())),
-        (
-            Section::History,
-            Box::new(|i: &Item| {
-                let f = i.all_fids();
-                !f.is_empty() && f.iter().all(|f| features.is_passed(f))
-            }),
-        ),
-        (Section::Lessons, Box::new(|i: &Item| i.all_fids().len() <= 1)),
-        (Section::Decisions, Box::new(is_superseded)),
-    ];
-    for (section, pick) in &tiers {
-        while physical_lines(&doc.render()) > MEMORY_MAX_LINES {
-            let Some(&n) = oldest_first(doc, *section, pick).first() else { break };
-            let item = doc.items_mut(*section).remove(n);
-            dropped.push(format!(
-                "over {MEMORY_MAX_LINES} lines {}: {}",
-                section.heading().trim_start_matches("## "),
-                item.statement
-            ));
-        }
-    }
-    let lines = physical_lines(&doc.render());
-    if lines > MEMORY_MAX_LINES {
-        return Err(Error::Bound {
-            file: "MEMORY.md",
-            rule: format!(
-                "{lines} lines > {MEMORY_MAX_LINES} after dropping every droppable item (§6 never drops other items)"
-            ),
-        });
-    }
-    Ok(dropped)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn weakest_go_first() {
-        let mut doc = MemoryDoc::default();
-        for n in 0..150 {
-            doc.items_mut(Section::Decisions).push(Item::new(
-                "2026-01-01",
-                &format!("d{n}"),
-                Some("w"),
-                vec![],
-            ));
-        }
-        for n in 0..60 {
-            doc.items_mut(Section::Context).push(Item::new(
-                "2026-01-01",
-                &format!("c{n}"),
-                None,
-                vec![],
-            ));
-        }
-        let dropped = enforce_bound(&mut doc, &FeatureStatuses::default()).unwrap();
-        assert!(physical_lines(&doc.render()) <= MEMORY_MAX_LINES);
-        assert_eq!(doc.count(Section::Decisions), 150);
-        assert!(dropped.iter().all(|d| d.contains("Context")));
-        // Decisions that are not superseded are never dropped: the bound fails instead.
-        for n in 150..250 {
-            doc.items_mut(Section::Decisions).push(Item::new(
-                "2026-01-01",
-                &format!("d{n}"),
-                Some("w"),
-                vec![],
-            ));
-        }
-        assert!(matches!(
-            enforce_bound(&mut doc, &FeatureStatuses::default()),
-            Err(Error::Bound { .. })
-        ));
-    }
 }

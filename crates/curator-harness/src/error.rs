@@ -56,11 +56,29 @@ pub enum Error {
         /// The bound and the measured value.
         rule: String,
     },
-    /// An LLM rewrite failed validation; the deterministic files are kept.
-    #[error("LLM rewrite rejected: {}", problems.join("; "))]
-    Rewrite {
-        /// Every validation problem found.
-        problems: Vec<String>,
+    /// A file changed under the pass in a way appends cannot explain; nothing was written.
+    #[error("{file} changed under the pass: {detail}")]
+    Changed {
+        /// The file.
+        file: &'static str,
+        /// What was seen.
+        detail: String,
+    },
+    /// The state directory does not exist: only `append` and `issue` create one, so a mistyped
+    /// `--state` is an error instead of a pass over a fresh, empty state (issue 16).
+    #[error("harness state directory {path} does not exist (only `append` and `issue` create one)")]
+    NoState {
+        /// The missing directory.
+        path: PathBuf,
+    },
+    /// Another curator pass (or triage) holds the pass lock; a manual trigger is refused at once
+    /// instead of waiting (harness-curator §8.1 "refused with 409").
+    #[error("a curator pass is already running: {holder} ({path})")]
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+        /// Who holds it, as the lock file says (`pid N since <time>`).
+        holder: String,
     },
 }
 
@@ -71,5 +89,19 @@ impl Error {
 
     pub(crate) fn invalid(field: &'static str, rule: impl Into<String>) -> Self {
         Self::Invalid { field, rule: rule.into() }
+    }
+
+    /// A lock timeout on the pass lock becomes [`Error::Busy`]; other errors pass through.
+    pub(crate) fn busy_if_held(e: curator_store::Error) -> Self {
+        match e {
+            curator_store::Error::LockTimeout { path, holder, .. } => Error::Busy {
+                path,
+                holder: match holder {
+                    Some(h) => format!("pid {} since {}", h.pid, h.timestamp),
+                    None => "holder unknown".to_string(),
+                },
+            },
+            other => Error::Store(other),
+        }
     }
 }

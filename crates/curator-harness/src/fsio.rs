@@ -5,8 +5,9 @@
 //! curator-store's `atomic_write` (temp + fsync + rename), and only when the bytes change: a pass
 //! with nothing new to say leaves every file, and its mtime, untouched (the idempotency rule).
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -42,9 +43,19 @@ pub(crate) fn lock(path: &Path, timeout: Duration) -> Result<LockGuard> {
 /// first if the file does not end with one (a hand edit must not glue two entries together).
 pub(crate) fn append_line(path: &Path, line: &str) -> Result<()> {
     ensure_parent(path)?;
-    let needs_newline = match std::fs::read(path) {
-        Ok(bytes) => !bytes.is_empty() && !bytes.ends_with(b"\n"),
-        Err(_) => false,
+    let mut file = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    // Only the last byte matters: reading the whole file per append made every append cost as
+    // much as the file is long.
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let mut last = [0u8; 1];
+    let needs_newline = len > 0 && {
+        file.read_at(&mut last, len - 1).map_err(|e| Error::io(path, e))?;
+        last[0] != b'\n'
     };
     let mut buf = String::with_capacity(line.len() + 2);
     if needs_newline {
@@ -52,10 +63,21 @@ pub(crate) fn append_line(path: &Path, line: &str) -> Result<()> {
     }
     buf.push_str(line);
     buf.push('\n');
-    let mut file =
-        OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
     file.write_all(buf.as_bytes()).map_err(|e| Error::io(path, e))?;
     file.sync_data().map_err(|e| Error::io(path, e))
+}
+
+/// The folder of `path` (`.` for a bare name).
+pub(crate) fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Fsyncs a folder so a rename or a new file in it is durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))
 }
 
 /// Atomically replaces `path` with `bytes` unless it already holds exactly those bytes.
@@ -69,7 +91,7 @@ pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool> {
     Ok(true)
 }
 
-fn ensure_parent(path: &Path) -> Result<()> {
+pub(crate) fn ensure_parent(path: &Path) -> Result<()> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {

@@ -4,17 +4,25 @@
 //! `Harness` holds no memory between calls — like the original harness, every operation
 //! re-derives what it needs from disk — only paths and options. "Now" is always a parameter so
 //! every result is reproducible in tests.
+//!
+//! Only `append` and `file_issue` create a state directory; every other operation on one that
+//! does not exist is [`Error::NoState`], so a mistyped `--state` never curates a fresh, empty
+//! state (issue 16).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jiff::Timestamp;
 
+use curator_store::LockGuard;
+
 use crate::error::{Error, Result};
-use crate::fsio::{append_line, lock, read_bytes_or_empty, read_or_empty, write_if_changed};
+use crate::fsio::{append_line, lock, read_bytes_or_empty, read_or_empty};
+use crate::identity::IdentityFile;
 use crate::issues::{IssueFile, NewIssue, PendingIssue, TriageCounts, read_pending, triage};
-use crate::raw::{format_line, iso_seconds};
-use crate::rewrite::MemoryRewriter;
+use crate::judge::{EntryJudge, JUDGE_MAX_ENTRIES};
+use crate::raw::{format_line, hex, iso_seconds};
+use crate::redo::{Cut, FileWrite, Journal, Phase, Target, identify};
 
 /// Settings of a harness handle.
 #[derive(Debug)]
@@ -26,10 +34,13 @@ pub struct HarnessOptions {
     /// Mission id for the cross-mission ledger (default: `memory/.mission`, created on the first
     /// pass as `<slug>@<first pass time>`).
     pub mission: Option<String>,
-    /// How long to wait for a lock before failing.
+    /// How long to wait for a lock before failing (a manual pass or triage does not wait for
+    /// the pass lock: it is refused at once with [`Error::Busy`]).
     pub lock_timeout: Duration,
-    /// Optional rewrite step (an LLM) whose output is validated before it is written.
-    pub rewriter: Option<Box<dyn MemoryRewriter + Send + Sync>>,
+    /// Optional LLM judge for the entries the rules are least sure of (`judge.rs`).
+    pub judge: Option<Box<dyn EntryJudge>>,
+    /// Entries the judge sees per pass at most.
+    pub judge_max: usize,
 }
 
 impl Default for HarnessOptions {
@@ -39,7 +50,8 @@ impl Default for HarnessOptions {
             slug: None,
             mission: None,
             lock_timeout: Duration::from_secs(10),
-            rewriter: None,
+            judge: None,
+            judge_max: JUDGE_MAX_ENTRIES,
         }
     }
 }
@@ -118,8 +130,31 @@ impl Harness {
     pub(crate) fn curator_lock_path(&self) -> PathBuf {
         self.memory_dir().join(".curator.lock")
     }
-    fn raw_lock_path(&self) -> PathBuf {
+    pub(crate) fn raw_lock_path(&self) -> PathBuf {
         self.memory_dir().join(".raw.lock")
+    }
+    /// `$STATE/memory/archive/`: where everything that leaves raw.md goes first.
+    pub fn archive_dir(&self) -> PathBuf {
+        self.memory_dir().join("archive")
+    }
+    pub(crate) fn pass_journal_path(&self) -> PathBuf {
+        self.memory_dir().join(".pass.json")
+    }
+    fn triage_journal_path(&self) -> PathBuf {
+        self.state.join(".triage.json")
+    }
+
+    /// Fails with [`Error::NoState`] unless the state directory exists.
+    pub(crate) fn require_state(&self) -> Result<()> {
+        if self.state.is_dir() { Ok(()) } else { Err(Error::NoState { path: self.state.clone() }) }
+    }
+
+    /// Takes the pass lock, waiting at most `wait`; a held lock is [`Error::Busy`].
+    pub(crate) fn pass_lock(&self, wait: Duration) -> Result<LockGuard> {
+        let path = self.curator_lock_path();
+        crate::fsio::ensure_parent(&path)?;
+        curator_store::acquire_lock(&path, &curator_store::LockOptions { timeout: wait })
+            .map_err(Error::busy_if_held)
     }
     fn pending_lock_path(&self) -> PathBuf {
         self.state.join(".pending-issues.lock")
@@ -171,10 +206,12 @@ impl Harness {
         append_line(&self.pending_path(), &line)
     }
 
-    /// Runs §3.3 alone (the UI's "Triage" action), under the curator lock so it never interleaves
-    /// with a pass's read-modify-write of issues.json.
+    /// Runs §3.3 alone (the UI's "Triage" action), under the pass lock so it never interleaves
+    /// with a pass's read-modify-write of issues.json; refused at once while a pass runs.
     pub fn triage(&self, now: Timestamp) -> Result<TriageReport> {
-        let _pass = lock(&self.curator_lock_path(), self.options.lock_timeout)?;
+        self.require_state()?;
+        let _pass = self.pass_lock(Duration::ZERO)?;
+        self.recover()?;
         let (counts, _) = self.triage_locked(now)?;
         Ok(TriageReport { merged: counts.merged, deduped: counts.deduped })
     }
@@ -186,9 +223,10 @@ impl Harness {
             .map_err(|e| Error::Json { path, message: e.to_string() })
     }
 
-    /// §3.3 with the caller holding the curator lock: returns the counts and the batch (§3.5
-    /// needs it). The pending lock is held from read to clear so no finding appended meanwhile is
-    /// lost; bytes that appear after the snapshot anyway (a writer ignoring the lock) are kept.
+    /// §3.3 with the caller holding the pass lock: returns the counts and the batch (§3.5 needs
+    /// it). The pending lock is held from read to cut so no finding appended meanwhile is lost.
+    /// issues.json and the cut of the queue are one journal (`redo.rs`): a crash between them
+    /// never merges a batch twice. A broken issues.json fails here, before anything is written.
     pub(crate) fn triage_locked(
         &self,
         now: Timestamp,
@@ -196,6 +234,9 @@ impl Harness {
         let now_iso = iso_seconds(now);
         let path = self.pending_path();
         let _guard = lock(&self.pending_lock_path(), self.options.lock_timeout)?;
+        let Some((dev, ino)) = identify(&path)? else {
+            return Ok((TriageCounts::default(), Vec::new()));
+        };
         let snapshot = read_bytes_or_empty(&path)?;
         let batch = read_pending(&String::from_utf8_lossy(&snapshot), &now_iso);
         if batch.is_empty() {
@@ -203,27 +244,63 @@ impl Harness {
         }
         let mut file = self.load_issues()?;
         let counts = triage(&mut file, &batch, &now_iso);
-        write_if_changed(&self.issues_path(), file.to_json().as_bytes())?;
-        let current = read_bytes_or_empty(&path)?;
-        let tail = current.strip_prefix(snapshot.as_slice()).unwrap_or(&[]);
-        if tail.is_empty() {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .map_err(|e| Error::io(&path, e))?;
-            f.set_len(0).map_err(|e| Error::io(&path, e))?;
-        } else {
-            curator_store::atomic_write(&path, tail)?;
-        }
+        use sha2::Digest as _;
+        let journal = Journal {
+            id: format!("triage {now_iso}"),
+            phase: Phase::Committed,
+            archive: None,
+            writes: vec![FileWrite {
+                target: Target::State("issues.json".into()),
+                text: file.to_json(),
+            }],
+            appends: Vec::new(),
+            cut: Some(Cut {
+                file: "pending-issues.jsonl".into(),
+                len: snapshot.len() as u64,
+                sha256: hex(&sha2::Sha256::digest(&snapshot)),
+                dev,
+                ino,
+                keep: Vec::new(),
+            }),
+        };
+        let journal_path = self.triage_journal_path();
+        journal.save(&journal_path)?;
+        journal.apply_files(self.roots())?;
+        // This thread already holds the pending lock.
+        journal.apply_cut(self.roots(), &|| Ok(Box::new(())))?;
+        self.finish_journal(&journal_path)?;
         Ok((counts, batch))
     }
 
+    /// Applies a triage journal a crash left behind.
+    pub(crate) fn recover_triage(&self) -> Result<Vec<String>> {
+        let path = self.triage_journal_path();
+        let Some(journal) = Journal::load(&path)? else { return Ok(Vec::new()) };
+        let pending_lock = self.pending_lock_path();
+        let timeout = self.options.lock_timeout;
+        journal.apply_files(self.roots())?;
+        journal.apply_cut(self.roots(), &|| Ok(Box::new(lock(&pending_lock, timeout)?)))?;
+        self.finish_journal(&path)?;
+        Ok(vec![format!("recovered: {} was interrupted and completed", journal.id)])
+    }
+
     /// The memory part of `role`'s prompt preamble (§1.1).
+    /// An identity file that is still the seed template (no entry in any section) is left out,
+    /// and the placeholder comments of an identity file are never injected (issue 16).
     pub fn context(&self, role: &str) -> Result<String> {
         if !role.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') || role.is_empty() {
             return Err(Error::invalid("role", format!("{role:?} must match [A-Za-z0-9-]+")));
         }
-        let identity = read_or_empty(&self.identity_path(role))?;
+        self.require_state()?;
+        let text = read_or_empty(&self.identity_path(role))?;
+        let identity = if IdentityFile::parse(role, &text).has_content() {
+            text.lines()
+                .filter(|l| !l.trim_start().starts_with("<!--"))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        } else {
+            String::new()
+        };
         let summary =
             if role == "curator" { String::new() } else { read_or_empty(&self.summary_path())? };
         Ok(crate::context::render(role, &identity, &summary))

@@ -53,37 +53,39 @@ pub(crate) fn mission_free(statement: &str) -> String {
         .join(" ")
 }
 
-/// The ledger's records.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The ledger's records, each with its lemma reduced once (a ledger grows by a few hundred
+/// records per mission; every pass compares its items against it).
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Ledger {
     /// Records already on disk.
     pub(crate) records: Vec<LedgerRecord>,
     /// Records added this pass, to append.
     pub(crate) added: Vec<LedgerRecord>,
+    lemmas: Vec<Lemma>,
 }
 
 impl Ledger {
     /// Parses the JSONL text; a bad line is skipped (the ledger is advisory).
     pub(crate) fn parse(text: &str) -> Ledger {
-        let records = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-        Ledger { records, added: Vec::new() }
+        let records: Vec<LedgerRecord> =
+            text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let lemmas = records.iter().map(|r| Lemma::new(&r.lemma)).collect();
+        Ledger { records, added: Vec::new(), lemmas }
     }
 
-    fn all(&self) -> impl Iterator<Item = &LedgerRecord> {
-        self.records.iter().chain(self.added.iter())
+    fn all(&self) -> impl Iterator<Item = (&LedgerRecord, &Lemma)> {
+        self.records.iter().chain(self.added.iter()).zip(self.lemmas.iter())
     }
 
     /// Records `r` unless the same role/kind/mission already holds a same-lemma record.
     pub(crate) fn note(&mut self, r: LedgerRecord) {
         let lemma = Lemma::new(&r.lemma);
-        let known = self.all().any(|e| {
-            e.role == r.role
-                && e.kind == r.kind
-                && e.mission == r.mission
-                && Lemma::new(&e.lemma).same_as(&lemma)
+        let known = self.all().any(|(e, l)| {
+            e.role == r.role && e.kind == r.kind && e.mission == r.mission && l.same_as(&lemma)
         });
         if !known {
             self.added.push(r);
+            self.lemmas.push(lemma);
         }
     }
 
@@ -91,16 +93,21 @@ impl Ledger {
     pub(crate) fn missions(&self, role: &str, kind: LedgerKind, statement: &str) -> Vec<String> {
         let lemma = Lemma::new(statement);
         let mut out: Vec<String> = Vec::new();
-        for e in self.all() {
-            if e.role == role
-                && e.kind == kind
-                && Lemma::new(&e.lemma).same_as(&lemma)
-                && !out.contains(&e.mission)
-            {
+        for (e, l) in self.all() {
+            if e.role == role && e.kind == kind && !out.contains(&e.mission) && l.same_as(&lemma) {
                 out.push(e.mission.clone());
             }
         }
         out
+    }
+
+    /// Records (on disk and added) of one mission and kind.
+    pub(crate) fn records_of(&self, mission: &str, kind: LedgerKind) -> Vec<LedgerRecord> {
+        self.all()
+            .map(|(r, _)| r)
+            .filter(|r| r.kind == kind && r.mission == mission)
+            .cloned()
+            .collect()
     }
 
     /// The JSONL lines to append.

@@ -5,7 +5,7 @@
 //! Jaccard ≥ 0.5, or have content Jaccard ≥ 0.7. The same test matches a new sighting against
 //! MEMORY.md and identity entries, so nothing is promoted twice and a re-run changes nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "is", "are", "be", "do", "not",
@@ -106,6 +106,74 @@ pub fn same_lemma(a: &str, b: &str) -> bool {
     Lemma::new(a).same_as(&Lemma::new(b))
 }
 
+/// Finds a same-lemma partner among many lemmas without comparing against each: an inverted
+/// index from token to lemma ids, with shared-token counts giving the exact Jaccard. A pass
+/// matches every raw entry against the live items this way, so its cost follows the entries'
+/// tokens, not the number of items times the number of entries.
+#[derive(Debug, Default)]
+pub(crate) struct LemmaIndex {
+    postings: HashMap<String, Vec<u32>>,
+    lemmas: HashMap<u32, Lemma>,
+}
+
+impl LemmaIndex {
+    /// Adds `lemma` under `id` (ids are expected to grow with insertion order).
+    pub(crate) fn insert(&mut self, id: u32, lemma: Lemma) {
+        for t in &lemma.tokens {
+            self.postings.entry(t.clone()).or_default().push(id);
+        }
+        self.lemmas.insert(id, lemma);
+    }
+
+    /// Removes `id`.
+    pub(crate) fn remove(&mut self, id: u32) {
+        let Some(lemma) = self.lemmas.remove(&id) else { return };
+        for t in &lemma.tokens {
+            if let Some(ids) = self.postings.get_mut(t) {
+                ids.retain(|&i| i != id);
+                if ids.is_empty() {
+                    self.postings.remove(t);
+                }
+            }
+        }
+    }
+
+    /// The lemma stored under `id`.
+    #[cfg(test)]
+    pub(crate) fn get(&self, id: u32) -> Option<&Lemma> {
+        self.lemmas.get(&id)
+    }
+
+    /// The smallest id whose lemma is the same as `lemma` (§4.3 step 3) and passes `keep`.
+    pub(crate) fn find(&self, lemma: &Lemma, keep: impl Fn(u32) -> bool) -> Option<u32> {
+        if lemma.tokens.is_empty() {
+            return None;
+        }
+        let mut shared: HashMap<u32, usize> = HashMap::new();
+        for t in &lemma.tokens {
+            for &id in self.postings.get(t).map_or(&[][..], Vec::as_slice) {
+                *shared.entry(id).or_default() += 1;
+            }
+        }
+        let mut best: Option<u32> = None;
+        for (id, n) in shared {
+            if best.is_some_and(|b| b <= id) || !keep(id) {
+                continue;
+            }
+            let other = &self.lemmas[&id];
+            let union = lemma.tokens.len() + other.tokens.len() - n;
+            let j = n as f64 / union as f64;
+            let same = n == union
+                || j >= 0.7
+                || (j >= 0.5 && lemma.code.intersection(&other.code).next().is_some());
+            if same {
+                best = Some(id);
+            }
+        }
+        best
+    }
+}
+
 /// Union-find clustering over pairwise matches (§4.3 step 4). Clusters come out ordered by their
 /// first member, members in input order, so the result is reproducible.
 pub fn cluster(lemmas: &[Lemma]) -> Vec<Vec<usize>> {
@@ -173,6 +241,30 @@ mod tests {
         assert!(!same_lemma("restart the dev server", "restart the dev database"));
         assert!(!same_lemma("sqlite creates missing files", "node --test needs no deps"));
         assert!(!same_lemma("", ""));
+    }
+
+    #[test]
+    fn the_index_finds_what_pairwise_matching_finds() {
+        let texts = [
+            "psql -f drizzle/*.sql applies migrations in filename order",
+            "restart the dev server after changing env vars",
+            "mock the clock in tests",
+            "drizzle/*.sql migrations run in filename order via psql",
+            "restart dev server after changing env vars again",
+            "restart the dev database",
+        ];
+        let mut index = LemmaIndex::default();
+        for (i, t) in texts.iter().enumerate().take(3) {
+            index.insert(i as u32, Lemma::new(t));
+        }
+        for t in &texts[3..] {
+            let lemma = Lemma::new(t);
+            let pairwise = (0..3u32).find(|&i| index.get(i).unwrap().same_as(&lemma));
+            assert_eq!(index.find(&lemma, |_| true), pairwise, "{t}");
+        }
+        assert_eq!(index.find(&Lemma::new(texts[3]), |id| id != 0), None);
+        index.remove(0);
+        assert_eq!(index.find(&Lemma::new(texts[3]), |_| true), None);
     }
 
     #[test]

@@ -4,8 +4,12 @@
 //! `MEMORY.md` (the mission's curated store), `summary.md` (what every role is shown),
 //! `identity/<role>.md` (cross-mission) — plus an issue queue. This crate appends to those files
 //! safely, triages the queue and runs the deterministic curator pass that distils them, with every
-//! numeric bound enforced by code and checked after writing. Entry point: [`Harness`].
+//! numeric bound enforced by code and checked after writing. Whatever leaves raw.md, or a memory
+//! file, is archived first with its disposition (`memory/archive/`), and `trace` finds where any
+//! entry went. Entry point: [`Harness`].
 
+mod archive;
+mod bounds;
 mod classify;
 mod codebase;
 mod compact;
@@ -15,41 +19,50 @@ mod fsio;
 mod harness;
 mod identity;
 mod issues;
+mod judge;
 mod ledger;
 mod lemma;
 mod memory_md;
+mod merge;
 mod pass;
-mod promote;
 mod raw;
-mod rewrite;
+mod redo;
 mod safety;
 mod status;
 mod summary;
-mod truncate;
+mod trace;
 
-pub use classify::{Classified, classify};
+pub use archive::{ArchiveRecord, DispositionCounts, RecordKind};
+pub use bounds::{
+    EVIDENCE_MAX, IDENTITY_MAX_BYTES, IDENTITY_MAX_LINES, ITEM_MAX_CHARS, MEMORY_MAX_BYTES,
+    MEMORY_MAX_LINES, MISSIONS_MAX, RAW_KEEP_ENTRIES, SUMMARY_MAX_LINES, SUMMARY_MAX_TOKENS,
+};
+pub use classify::{Classified, Rule, Verdict, classify, forgetter, is_progress, role_default};
 pub use codebase::{ProjectIndex, feature_ids};
-pub use compact::MEMORY_MAX_LINES;
 pub use error::{Error, Result};
 pub use harness::{Harness, HarnessOptions, TriageReport};
-pub use identity::{IDENTITY_MAX_LINES, IdentityEntry, IdentityFile, IdentitySection};
+pub use identity::{IdentityEntry, IdentityFile, IdentitySection};
 pub use issues::{
     FeatureStatuses, Issue, IssueFile, NewIssue, Note, PendingIssue, Severity, Status,
     TriageCounts, auto_close, jaccard, read_pending, title_tokens, triage,
 };
+pub use judge::{EntryJudge, JUDGE_MAX_ENTRIES, JudgeAnswer, JudgeInput, LlmJudge};
 pub use lemma::{Lemma, cluster, main_clause, same_lemma};
 pub use memory_md::{Item, MemoryDoc, Section};
+pub use merge::Disposition;
 pub use pass::{PassReport, PassStage, Trigger};
 pub use raw::{
-    Entry, EntryKind, RawLine, TRICK, format_line, iso_date, iso_seconds, parse_line, segment,
+    Entry, EntryKind, EntryReader, MAX_ENTRY_TEXT, RawEntry, RawLine, TRICK, format_line, iso_date,
+    iso_seconds, parse_line, parse_near_format, segment,
 };
-pub use rewrite::{MemoryRewriter, RewriteInput, RewriteOutput, known_fids, validate_rewrite};
 pub use status::{IssueCounts, LayerStatus, StatusReport};
-pub use summary::{SUMMARY_MAX_LINES, SUMMARY_MAX_TOKENS};
-pub use truncate::RAW_KEEP_ENTRIES;
+pub use trace::{TRACE_MAX_HITS, TraceHit, TraceReport};
 
 /// The clock type every operation takes "now" as (re-exported so callers need no jiff dependency).
 pub use jiff::Timestamp;
+
+/// The LLM settings type [`LlmJudge`] takes (curator-engine's, re-exported).
+pub use curator_engine::providers::LlmConfig;
 
 /// The summary renderer, exposed for tests and tools that re-derive summary.md.
 pub fn render_summary(doc: &MemoryDoc, date: &str) -> Result<String> {

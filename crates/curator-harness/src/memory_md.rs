@@ -5,15 +5,19 @@
 //! use the §6 line format `- [YYYY-MM-DD] <statement> — why: <rationale> (evidence: F-012, F-019)`.
 //! Text outside the four headings is never dropped silently: lines before the first heading are
 //! kept as a preamble, and lines under an unknown heading are folded into Context verbatim.
+//!
+//! Evidence lists are bounded ([`EVIDENCE_MAX`] ids, the most recent kept); further sightings are
+//! counted as `+N more`, so "how many features saw this" survives the cut.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::bounds::EVIDENCE_MAX;
 use crate::codebase::feature_ids;
 
 static ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^- (?:\[(\d{4}-\d{2}-\d{2})\] )?(.*?)(?: — why: (.*?))?(?: \((?i:evidence): ([^)]*)\))?\s*$")
+    Regex::new(r"^- (?:\[(\d{4}-\d{2}-\d{2})\] )?(.*?)(?: — why: (.*?))?(?: \((?i:evidence): ([^)]*?)(?: \+(\d+) more)?\))?\s*$")
         .expect("static regex")
 });
 
@@ -45,6 +49,11 @@ impl Section {
         }
     }
 
+    /// The heading's name (`Lessons`).
+    pub fn name(self) -> &'static str {
+        self.heading().trim_start_matches("## ")
+    }
+
     fn index(self) -> usize {
         self as usize
     }
@@ -59,8 +68,10 @@ pub struct Item {
     pub statement: String,
     /// The rationale (required for Decisions).
     pub why: Option<String>,
-    /// Evidence feature ids (required for Lessons).
+    /// Evidence feature ids (required for Lessons), oldest first, at most [`EVIDENCE_MAX`].
     pub evidence: Vec<String>,
+    /// Sightings beyond the listed evidence (`+N more`).
+    pub more: usize,
     /// The exact text as read (item line plus continuation lines); `None` once changed.
     pub verbatim: Option<String>,
 }
@@ -72,9 +83,17 @@ impl Item {
             date: Some(date.to_string()),
             statement: statement.trim().to_string(),
             why: why.map(|w| w.trim().to_string()).filter(|w| !w.is_empty()),
-            evidence,
+            evidence: Vec::new(),
+            more: 0,
             verbatim: None,
         }
+        .with_evidence(evidence)
+    }
+
+    fn with_evidence(mut self, fids: Vec<String>) -> Item {
+        self.add_evidence(&fids);
+        self.verbatim = None;
+        self
     }
 
     /// Parses one `- ` line (continuation lines are attached by the caller).
@@ -95,6 +114,7 @@ impl Item {
             statement: caps[2].trim().to_string(),
             why: caps.get(3).map(|w| w.as_str().trim().to_string()),
             evidence,
+            more: caps.get(5).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
             verbatim: Some(line.to_string()),
         })
     }
@@ -113,12 +133,17 @@ impl Item {
             s.push_str(&format!(" — why: {w}"));
         }
         if !self.evidence.is_empty() {
-            s.push_str(&format!(" (evidence: {})", self.evidence.join(", ")));
+            s.push_str(&format!(" (evidence: {}", self.evidence.join(", ")));
+            if self.more > 0 {
+                s.push_str(&format!(" +{} more", self.more));
+            }
+            s.push(')');
         }
         s
     }
 
-    /// Adds evidence ids not yet listed; returns whether anything was added.
+    /// Adds evidence ids not yet listed, keeping the most recent [`EVIDENCE_MAX`] and counting
+    /// the older ones as `+N more`; returns whether anything was added.
     pub fn add_evidence<'a>(&mut self, fids: impl IntoIterator<Item = &'a String>) -> bool {
         let mut changed = false;
         for f in fids {
@@ -127,10 +152,22 @@ impl Item {
                 changed = true;
             }
         }
+        if self.evidence.len() > EVIDENCE_MAX {
+            let extra = self.evidence.len() - EVIDENCE_MAX;
+            self.evidence.drain(..extra);
+            self.more += extra;
+        }
         if changed {
             self.verbatim = None;
         }
         changed
+    }
+
+    /// How many distinct features this item has evidence from (listed + `+N more`), counting
+    /// feature ids named in the statement too.
+    pub fn sightings(&self) -> usize {
+        let named = feature_ids(&self.statement).into_iter().filter(|f| !self.evidence.contains(f));
+        self.evidence.len() + self.more + named.count()
     }
 
     /// Evidence ids plus feature ids named in the statement.
@@ -192,6 +229,7 @@ impl MemoryDoc {
                     statement: trimmed[2..].to_string(),
                     why: None,
                     evidence: Vec::new(),
+                    more: 0,
                     verbatim: Some(trimmed.to_string()),
                 });
                 items.push(item);
@@ -207,6 +245,7 @@ impl MemoryDoc {
                     statement: trimmed.to_string(),
                     why: None,
                     evidence: Vec::new(),
+                    more: 0,
                     verbatim: Some(trimmed.to_string()),
                 });
             }
@@ -274,6 +313,19 @@ mod tests {
         let mut fresh = item.clone();
         fresh.verbatim = None;
         assert_eq!(fresh.render(), line);
+    }
+
+    #[test]
+    fn evidence_lists_are_bounded_and_counted() {
+        let fids: Vec<String> = (1..=11).map(|n| format!("F-{n:03}")).collect();
+        let item = Item::new("2026-04-24", "seed first", None, fids);
+        assert_eq!(item.evidence.len(), EVIDENCE_MAX);
+        assert_eq!(item.evidence[0], "F-004");
+        assert_eq!((item.more, item.sightings()), (3, 11));
+        let line = item.render();
+        assert!(line.ends_with("F-011 +3 more)"), "{line}");
+        let back = Item::parse(&line).unwrap();
+        assert_eq!((back.evidence, back.more), (item.evidence.clone(), 3));
     }
 
     #[test]

@@ -1,33 +1,52 @@
 //! One curator pass, in the order of harness-curator §8.2, and its one output line.
 //!
-//! Order: triage → stale auto-close → read raw/MEMORY/features → merge and promote → render
-//! summary → write MEMORY.md and summary.md → truncate raw.md → identity appends and compaction →
-//! the `CURATED …` line. The whole pass holds `$STATE/memory/.curator.lock`. Failure semantics
-//! (§8.1, §10.21): a bound that cannot be met or a write that fails returns an error before raw.md
-//! is touched, so nothing is absorbed that was not stored; triage and auto-close results already
-//! saved stay saved (they are complete, valid steps). Callers on the DONE/ESCALATE path log the
-//! error and carry on — a failing pass never blocks the mission.
+//! Order: recover an interrupted pass → triage → stale auto-close (the issues part) → snapshot
+//! raw.md and stream it through the merge → promotions and bounds → render MEMORY.md and
+//! summary.md → archive every entry that leaves raw.md and every item removed → commit →
+//! write MEMORY.md, summary.md and identity files → cut raw.md → the `CURATED …` line.
+//!
+//! Invariants (issue 16):
+//! - **Nothing leaves raw.md unarchived.** The archive is appended and fsynced before the commit;
+//!   raw.md is cut after it. A SIGKILL before the commit rolls the archive back (the next pass
+//!   redoes everything); after it, the next pass applies the journal (`redo.rs`). Bytes appended
+//!   to raw.md while the pass runs are never lost: the cut keeps everything after the snapshot.
+//! - **Every bound is met, and the pass finishes.** The merge drops by the documented order into
+//!   the archive instead of failing (`compact.rs`, `identity.rs`), and raw.md is truncated.
+//! - **The issues part is isolated.** A broken issues.json fails triage and auto-close with a
+//!   clear error, leaves the file and the pending queue as they were, and memory curation still
+//!   runs: the report is *partial* ([`PassReport::issues_error`]).
+//! - **Streaming.** raw.md is read twice, one entry at a time; memory follows the live items, not
+//!   the size of raw.md.
+//!
+//! The whole pass holds `$STATE/memory/.curator.lock`. A manual pass does not wait for it: a
+//! person who clicks "curate" during a pass is told at once who holds it ([`Error::Busy`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::fs::File;
+use std::io::{BufReader, Seek, SeekFrom};
+use std::time::Duration;
 
 use jiff::Timestamp;
+use sha2::{Digest, Sha256};
 
-use crate::codebase::ProjectIndex;
-use crate::compact::{MEMORY_MAX_LINES, drop_stale, enforce_bound};
-use crate::error::{Error, Result};
-use crate::fsio::{
-    append_line, lock, physical_lines, read_bytes_or_empty, read_or_empty, write_if_changed,
+use crate::archive::{
+    ArchiveMark, ArchiveRecord, ArchiveWriter, DispositionCounts, RecordKind, read_counts,
 };
+use crate::bounds::{MEMORY_MAX_BYTES, MEMORY_MAX_LINES, RAW_KEEP_ENTRIES};
+use crate::classify::Verdict;
+use crate::codebase::ProjectIndex;
+use crate::error::{Error, Result};
+use crate::fsio::{lock, physical_lines, read_or_empty, write_if_changed};
 use crate::harness::Harness;
-use crate::identity::{IdentityFile, IdentitySection};
+use crate::identity::IdentityFile;
 use crate::issues::{FeatureStatuses, auto_close};
+use crate::judge::{JudgeInput, consult, uncertain};
 use crate::ledger::Ledger;
 use crate::memory_md::{MemoryDoc, Section};
-use crate::promote::{Identities, MergeContext, merge};
-use crate::raw::{iso_date, iso_seconds, segment};
-use crate::rewrite::{RewriteInput, validate_rewrite};
+use crate::merge::{Disposition, MergeContext, Merger};
+use crate::raw::{EntryKind, EntryReader, RawEntry, iso_date, iso_seconds};
+use crate::redo::{Cut, FileWrite, Journal, LineAppend, Phase, Roots, Target, identify};
 use crate::summary;
-use crate::truncate;
 
 /// What fired the pass (§8.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,10 +84,16 @@ impl Trigger {
     }
 }
 
-/// Points in a pass where a test may act (e.g. append to raw.md between snapshot and truncation).
+/// Points in a pass where a test may act (append to raw.md, or crash the pass).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PassStage {
-    /// raw.md has been snapshotted; MEMORY.md and summary.md are written; truncation is next.
+    /// raw.md has been read once (merged); nothing is written yet.
+    Snapshotted,
+    /// The archive holds this pass's records (fsynced); nothing is committed yet.
+    Archived,
+    /// The journal is committed; no memory file is written yet.
+    Committed,
+    /// MEMORY.md, summary.md and identity files are written; raw.md is cut next.
     BeforeTruncate,
 }
 
@@ -79,7 +104,7 @@ pub struct PassReport {
     pub decisions: usize,
     /// Lesson items in MEMORY.md after the pass.
     pub lessons: usize,
-    /// Raw entries absorbed (§2.3 step 5).
+    /// Raw entries that left raw.md (§2.3 step 5), every one of them archived.
     pub absorbed: usize,
     /// New issues from triage.
     pub new_issues: usize,
@@ -89,7 +114,12 @@ pub struct PassReport {
     pub auto_closed: usize,
     /// Identity entries appended.
     pub promoted: usize,
-    /// Everything else worth saying: drops, compactions, overflows, skipped steps.
+    /// This pass's archive records per disposition.
+    pub dispositions: DispositionCounts,
+    /// The issues part failed with this error (issues.json and the queue left as they were);
+    /// memory curation still ran. `Some` makes the pass *partial*.
+    pub issues_error: Option<String>,
+    /// Everything else worth saying: drops, near-format lines, compactions, recoveries.
     pub notes: Vec<String>,
     /// Files whose bytes changed.
     pub changed: Vec<String>,
@@ -109,10 +139,31 @@ impl PassReport {
             self.promoted
         )
     }
+
+    /// Whether a part of the pass failed while memory curation completed.
+    pub fn is_partial(&self) -> bool {
+        self.issues_error.is_some()
+    }
 }
 
-fn is_safe_role(role: &str) -> bool {
+pub(crate) fn is_safe_role(role: &str) -> bool {
     !role.is_empty() && role.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// Read buffer for raw.md.
+const READ_BUFFER: usize = 256 * 1024;
+
+/// One entry that stays in raw.md's tail candidates.
+#[derive(Debug, Clone, Copy)]
+struct Tail {
+    index: usize,
+    offset: u64,
+    len: u64,
+    trick: bool,
+}
+
+fn entry_key(e: &RawEntry) -> [u8; 32] {
+    Sha256::digest(&e.head).into()
 }
 
 impl Harness {
@@ -128,125 +179,191 @@ impl Harness {
         now: Timestamp,
         hook: &mut dyn FnMut(PassStage),
     ) -> Result<PassReport> {
-        let _pass = lock(&self.curator_lock_path(), self.options.lock_timeout)?;
+        self.require_state()?;
         let mut report = PassReport::default();
+        let judged = self.consult_judge(&mut report.notes)?;
+        let wait =
+            if trigger == Trigger::Manual { Duration::ZERO } else { self.options.lock_timeout };
+        let _pass = self.pass_lock(wait)?;
+        report.notes.extend(self.recover()?);
         let (date, now_iso) = (iso_date(now), iso_seconds(now));
 
-        // 1–2. Triage, then stale auto-close against this pass's batch.
-        let (counts, batch) = self.triage_locked(now)?;
-        report.new_issues = counts.merged;
-        report.deduped = counts.deduped;
-        let features = FeatureStatuses::parse(&read_or_empty(&self.features_path())?);
-        let mut issues = self.load_issues()?;
-        let round = format!("TRIGGER={} {date}", trigger.as_str());
-        report.auto_closed = auto_close(&mut issues, &features, &batch, &round, &now_iso);
-        if report.auto_closed > 0
-            && write_if_changed(&self.issues_path(), issues.to_json().as_bytes())?
-        {
-            report.changed.push("issues.json".into());
-        }
-        if counts.merged + counts.deduped > 0 {
-            push_unique(&mut report.changed, "issues.json");
-            report.changed.push("pending-issues.jsonl".into());
+        // 1–2. The issues part, isolated: its failure leaves its files alone and the pass goes on.
+        if let Err(e) = self.issues_part(trigger, now, &date, &now_iso, &mut report) {
+            report.issues_error = Some(e.to_string());
         }
 
-        // 3. Read the layers. raw.md is a byte snapshot: offset N marks what this pass absorbs.
-        let snapshot_bytes = read_bytes_or_empty(&self.raw_path())?;
-        let snapshot = String::from_utf8_lossy(&snapshot_bytes).into_owned();
-        let entries = segment(&snapshot);
-        let memory_before = read_or_empty(&self.memory_path())?;
-        let mut doc = MemoryDoc::parse(&memory_before);
+        // 3. Snapshot: raw.md's length under its writers' lock (appends are whole lines).
+        let raw_path = self.raw_path();
+        let (snapshot_len, raw_id) = {
+            let _raw = lock(&self.raw_lock_path(), self.options.lock_timeout)?;
+            match identify(&raw_path)? {
+                Some(id) => (
+                    std::fs::metadata(&raw_path).map_err(|e| Error::io(&raw_path, e))?.len(),
+                    Some(id),
+                ),
+                None => (0, None),
+            }
+        };
+        let features = FeatureStatuses::parse(&read_or_empty(&self.features_path())?);
+        let doc = MemoryDoc::parse(&read_or_empty(&self.memory_path())?);
         let project = ProjectIndex::scan(&self.project_dir(), self.slug().as_deref());
         let mut ids = self.load_identities()?;
-        let ids_before: BTreeMap<String, String> =
+        let ids_before: HashMap<String, String> =
             ids.iter().map(|(r, f)| (r.clone(), f.render())).collect();
         let mut ledger = Ledger::parse(&read_or_empty(&self.ledger_path())?);
         let mission = self.mission(now)?;
 
-        // 4. Merge raw into MEMORY.md and decide promotions; drop stale; enforce the bound.
-        let cx = MergeContext { project: &project, date: &date, mission: &mission };
-        let outcome = merge(&entries, &mut doc, &mut ids, &mut ledger, &cx);
-        report.notes.extend(drop_stale(&mut doc, &project, &features));
-        report.notes.extend(enforce_bound(&mut doc, &features)?);
-
-        // 5. Re-derive summary.md; verify both files before anything is written.
-        let mut memory_text = doc.render();
-        let mut summary_text = summary::render(&doc, &date)?;
-        if let Some(rewriter) = &self.options.rewriter {
-            let input = RewriteInput {
-                raw: snapshot.clone(),
-                memory_md: memory_text.clone(),
-                summary_md: summary_text.clone(),
-                issues_json: issues.to_json(),
-                features_json: read_or_empty(&self.features_path())?,
-                identities: ids.iter().map(|(r, f)| (r.clone(), f.render())).collect(),
-            };
-            match rewriter.rewrite(&input) {
-                Err(e) => {
-                    report.notes.push(format!("LLM rewrite failed, deterministic files kept: {e}"))
+        // 4. Stream raw.md through the merge.
+        let cx =
+            MergeContext { project: &project, features: &features, date: &date, mission: &mission };
+        let mut merger = Merger::new(doc, cx);
+        let raw_file = match raw_id {
+            Some(_) => Some(File::open(&raw_path).map_err(|e| Error::io(&raw_path, e))?),
+            None => None,
+        };
+        let mut tail: VecDeque<Tail> = VecDeque::with_capacity(RAW_KEEP_ENTRIES + 1);
+        let mut count = 0usize;
+        let mut sha256 = String::new();
+        if let Some(file) = &raw_file {
+            let mut reader =
+                EntryReader::new(BufReader::with_capacity(READ_BUFFER, file), snapshot_len)
+                    .hashing();
+            for e in reader.by_ref() {
+                let e = e.map_err(|err| Error::io(&raw_path, err))?;
+                let verdict =
+                    if judged.is_empty() { None } else { judged.get(&entry_key(&e)).cloned() };
+                merger.take(&e, verdict);
+                tail.push_back(Tail {
+                    index: count,
+                    offset: e.offset,
+                    len: e.len,
+                    trick: e.line().is_some_and(|l| l.trick),
+                });
+                if tail.len() > RAW_KEEP_ENTRIES {
+                    tail.pop_front();
                 }
-                Ok(out) => {
-                    let problems = validate_rewrite(&input, &out);
-                    if problems.is_empty() {
-                        memory_text = out.memory_md.unwrap_or(memory_text);
-                        summary_text = out.summary_md.unwrap_or(summary_text);
-                        for (role, text) in out.identities {
-                            ids.insert(role.clone(), IdentityFile::parse(&role, &text));
-                        }
-                    } else {
-                        report.notes.push(format!("{}", Error::Rewrite { problems }));
-                    }
-                }
+                count += 1;
             }
+            sha256 = reader.finish_hash().unwrap_or_default();
         }
-        let memory_lines = physical_lines(&memory_text);
-        if memory_lines > MEMORY_MAX_LINES {
+        hook(PassStage::Snapshotted);
+
+        // 5. Promotions, bounds, the rendered files (verified before anything is written).
+        let result = merger.finish(&mut ids, &mut ledger);
+        report.notes.extend(result.notes.iter().cloned());
+        let memory_text = result.doc.render();
+        let (lines, bytes) = (physical_lines(&memory_text), memory_text.len());
+        if lines > MEMORY_MAX_LINES || bytes > MEMORY_MAX_BYTES {
             return Err(Error::Bound {
                 file: "MEMORY.md",
-                rule: format!("{memory_lines} lines > {MEMORY_MAX_LINES}"),
+                rule: format!(
+                    "{lines} lines / {bytes} bytes (max {MEMORY_MAX_LINES} / {MEMORY_MAX_BYTES})"
+                ),
             });
         }
-        summary::check(&summary_text)?;
-        if write_if_changed(&self.memory_path(), memory_text.as_bytes())? {
-            report.changed.push("MEMORY.md".into());
-        }
+        let summary_text = summary::render(&result.doc, &date)?;
         let summary_before = read_or_empty(&self.summary_path())?;
         let summary_same = !summary_before.is_empty()
             && summary::body(&summary_before) == summary::body(&summary_text);
-        if !summary_same && write_if_changed(&self.summary_path(), summary_text.as_bytes())? {
-            report.changed.push("summary.md".into());
-        }
-        // Checked after writing too: what is on disk is what the bounds were verified on.
-        let on_disk = read_or_empty(&self.summary_path())?;
-        summary::check(&on_disk)?;
-        let final_doc = MemoryDoc::parse(&read_or_empty(&self.memory_path())?);
-        report.decisions = final_doc.count(Section::Decisions);
-        report.lessons = final_doc.count(Section::Lessons);
 
-        // 6. Truncate raw.md: retained tail of the snapshot + everything appended since.
-        hook(PassStage::BeforeTruncate);
-        let plan = truncate::plan(&snapshot, &entries, &outcome.promoted_entries);
-        {
-            let _raw = lock(&self.memory_dir().join(".raw.lock"), self.options.lock_timeout)?;
-            let current = read_bytes_or_empty(&self.raw_path())?;
-            match truncate::rewrite(&current, &snapshot_bytes, &plan) {
-                Some(next) => {
-                    report.absorbed = plan.absorbed;
-                    if !current.is_empty() && write_if_changed(&self.raw_path(), &next)? {
-                        report.changed.push("raw.md".into());
+        // §2.3: the last 10 entries stay, minus TRICKs promoted this pass, no backfill.
+        let kept: Vec<Tail> = tail
+            .into_iter()
+            .filter(|t| !result.is_promoted_trick(result.fates[t.index], t.trick))
+            .collect();
+        let kept_index: BTreeSet<usize> = kept.iter().map(|t| t.index).collect();
+        report.absorbed = count - kept.len();
+
+        // 6. Archive what leaves raw.md and what the pass removed, then fsync.
+        let archive_dir = self.archive_dir();
+        let journal_path = self.pass_journal_path();
+        let pass_id = format!("{now_iso}#{}", std::process::id());
+        let mut journal = Journal {
+            id: pass_id.clone(),
+            phase: Phase::Archiving,
+            archive: None,
+            writes: Vec::new(),
+            appends: Vec::new(),
+            cut: None,
+        };
+        if report.absorbed > 0 || !result.removed.is_empty() {
+            let mark = ArchiveMark::now(&archive_dir, &now.strftime("%Y-%m").to_string())?;
+            journal.archive = Some(mark.clone());
+            journal.save(&journal_path)?;
+            let mut writer = ArchiveWriter::open(&archive_dir, mark)?;
+            if let Some(mut file) = raw_file.as_ref() {
+                // The second read starts at the top again: the first left the shared offset at
+                // the end of the snapshot (and an appended tail must never be archived).
+                file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(&raw_path, e))?;
+                let reader =
+                    EntryReader::new(BufReader::with_capacity(READ_BUFFER, file), snapshot_len);
+                let mut seen = 0;
+                for (i, e) in reader.enumerate() {
+                    let e = e.map_err(|err| Error::io(&raw_path, err))?;
+                    seen += 1;
+                    if kept_index.contains(&i) {
+                        continue;
                     }
+                    let Some(&fate) = result.fates.get(i) else { break };
+                    writer.entry(
+                        file,
+                        &e,
+                        entry_record(&pass_id, &e, &result.disposition(fate)),
+                    )?;
                 }
-                None => report.notes.push(
-                    "raw.md changed under the pass (not by an append); truncation skipped".into(),
-                ),
+                if seen != count {
+                    // raw.md's prefix changed between the two reads (not by an append): undo.
+                    drop(writer);
+                    if let Some(mark) = &journal.archive {
+                        mark.rollback(&archive_dir)?;
+                    }
+                    self.finish_journal(&journal_path)?;
+                    return Err(Error::Changed {
+                        file: "raw.md",
+                        detail: format!("read {count} entries, then {seen}; nothing was written"),
+                    });
+                }
             }
+            for r in &result.removed {
+                writer.item(&ArchiveRecord {
+                    pass: pass_id.clone(),
+                    kind: RecordKind::Item,
+                    disposition: Disposition::Dropped,
+                    to: Vec::new(),
+                    item: None,
+                    reason: Some(r.reason.clone()),
+                    at: None,
+                    role: None,
+                    feature: None,
+                    trick: false,
+                    from: Some(r.from.clone()),
+                    text: r.line.clone(),
+                    archive: None,
+                    offset: None,
+                    len: None,
+                })?;
+            }
+            report.dispositions = writer.finish()?;
         }
+        hook(PassStage::Archived);
 
-        // 7. Identity appends and compaction; ledger.
-        report.promoted = outcome.identity_appends.len();
-        for (role, file) in ids.iter_mut() {
-            let before = ids_before.get(role).cloned().unwrap_or_default();
-            if file.render() == before {
+        // 7. Commit: every write of the pass in one journal.
+        journal.phase = Phase::Committed;
+        journal.writes.push(FileWrite {
+            target: Target::State("memory/MEMORY.md".into()),
+            text: memory_text,
+        });
+        if !summary_same {
+            journal.writes.push(FileWrite {
+                target: Target::State("memory/summary.md".into()),
+                text: summary_text,
+            });
+        }
+        for (role, file) in &ids {
+            let text = file.render();
+            // Roles not on disk before are files this pass's appends created.
+            if ids_before.get(role).is_some_and(|b| *b == text) {
                 continue;
             }
             if !is_safe_role(role) {
@@ -255,32 +372,196 @@ impl Harness {
                     .push(format!("identity role {role:?} is not a safe file name; not written"));
                 continue;
             }
-            match file.compact_if_needed() {
-                Ok(true) => report.notes.push(format!("IDENTITY compacted {role}")),
-                Ok(false) => {}
-                Err(lines) => report
-                    .notes
-                    .push(format!("IDENTITY compaction-overflow {role} ({lines} lines)")),
-            }
-            if write_if_changed(&self.identity_path(role), file.render().as_bytes())? {
-                report.changed.push(format!("identity/{role}.md"));
-            }
+            journal.writes.push(FileWrite { target: Target::Identity(format!("{role}.md")), text });
+        }
+        if report.dispositions != DispositionCounts::default() {
+            let mut totals = read_counts(&archive_dir)?;
+            totals.add(&report.dispositions);
+            let text = serde_json::to_string_pretty(&totals).expect("counts serialize") + "\n";
+            journal.writes.push(FileWrite {
+                target: Target::State("memory/archive/counts.json".into()),
+                text,
+            });
         }
         let added = ledger.added_lines();
         if !added.is_empty() {
-            append_line(&self.ledger_path(), added.trim_end_matches('\n'))?;
+            journal.appends.push(LineAppend {
+                target: Target::Identity(".ledger.jsonl".into()),
+                lines: added.lines().map(str::to_string).collect(),
+            });
         }
-        for (role, section, statement) in &outcome.identity_appends {
+        if let (Some((dev, ino)), true) = (raw_id, report.absorbed > 0) {
+            journal.cut = Some(Cut {
+                file: "memory/raw.md".into(),
+                len: snapshot_len,
+                sha256,
+                dev,
+                ino,
+                keep: kept.iter().map(|t| (t.offset, t.offset + t.len)).collect(),
+            });
+        }
+        journal.save(&journal_path)?;
+        hook(PassStage::Committed);
+
+        // 8. Apply.
+        let roots = self.roots();
+        let applied = journal.apply_files(roots)?;
+        hook(PassStage::BeforeTruncate);
+        let raw_lock = self.raw_lock_path();
+        let timeout = self.options.lock_timeout;
+        let cut = journal.apply_cut(roots, &|| Ok(Box::new(lock(&raw_lock, timeout)?)))?;
+        self.finish_journal(&journal_path)?;
+
+        for t in &applied.changed {
+            report.changed.push(target_name(t));
+        }
+        if cut.cut {
+            report.changed.push("raw.md".into());
+        }
+        if let Some(why) = cut.skipped {
             report
                 .notes
-                .push(format!("identity/{role}.md {}: {statement}", section_name(*section)));
+                .push(format!("raw.md not truncated: {why}; nothing was lost, its entries stay"));
+            report.absorbed = 0;
+        }
+        report.decisions = result.doc.count(Section::Decisions);
+        report.lessons = result.doc.count(Section::Lessons);
+        report.promoted = result.identity_appends.len();
+        for (role, section, statement) in &result.identity_appends {
+            report.notes.push(format!(
+                "identity/{role}.md {}: {statement}",
+                section.heading().trim_start_matches("## ")
+            ));
         }
         Ok(report)
     }
 
+    /// Triage and stale auto-close (§3.3, §3.5), with the caller holding the pass lock.
+    fn issues_part(
+        &self,
+        trigger: Trigger,
+        now: Timestamp,
+        date: &str,
+        now_iso: &str,
+        report: &mut PassReport,
+    ) -> Result<()> {
+        let (counts, batch) = self.triage_locked(now)?;
+        report.new_issues = counts.merged;
+        report.deduped = counts.deduped;
+        if counts.merged + counts.deduped > 0 {
+            report.changed.push("issues.json".into());
+            report.changed.push("pending-issues.jsonl".into());
+        }
+        let features = FeatureStatuses::parse(&read_or_empty(&self.features_path())?);
+        let mut issues = self.load_issues()?;
+        let round = format!("TRIGGER={} {date}", trigger.as_str());
+        report.auto_closed = auto_close(&mut issues, &features, &batch, &round, now_iso);
+        if report.auto_closed > 0
+            && write_if_changed(&self.issues_path(), issues.to_json().as_bytes())?
+            && !report.changed.iter().any(|c| c == "issues.json")
+        {
+            report.changed.push("issues.json".into());
+        }
+        Ok(())
+    }
+
+    /// Asks the LLM judge (if any) about the entries the rules are least sure of, before the
+    /// pass takes its lock. Verdicts are keyed by the entry's bytes.
+    fn consult_judge(&self, notes: &mut Vec<String>) -> Result<HashMap<[u8; 32], Verdict>> {
+        let Some(judge) = &self.options.judge else { return Ok(HashMap::new()) };
+        let path = self.raw_path();
+        let Ok(file) = File::open(&path) else { return Ok(HashMap::new()) };
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let mut inputs = Vec::new();
+        let mut keys = Vec::new();
+        for e in EntryReader::new(BufReader::with_capacity(READ_BUFFER, &file), len) {
+            let e = e.map_err(|err| Error::io(&path, err))?;
+            let Some(line) = e.line() else { continue };
+            let Some(verdict) = uncertain(line) else { continue };
+            let rules = match verdict {
+                Verdict::Keep(c) => c.section.name().to_string(),
+                Verdict::Absorb(_) => "absorb".to_string(),
+            };
+            inputs.push(JudgeInput {
+                n: inputs.len() + 1,
+                role: line.role.clone(),
+                feature: line.feature.clone(),
+                text: line.text.clone(),
+                rules,
+            });
+            keys.push(entry_key(&e));
+            if inputs.len() >= self.options.judge_max {
+                break;
+            }
+        }
+        if inputs.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let (verdicts, problems) = consult(judge.as_ref(), &inputs);
+        notes.extend(problems);
+        notes.push(format!("LLM judge: {} of {} entries judged", verdicts.len(), inputs.len()));
+        Ok(verdicts.into_iter().map(|(n, v)| (keys[n - 1], v)).collect())
+    }
+
+    /// Completes or rolls back a pass or triage that a crash interrupted (`redo.rs`).
+    pub(crate) fn recover(&self) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
+        let path = self.pass_journal_path();
+        match Journal::load(&path) {
+            Ok(None) => {}
+            Ok(Some(j)) => {
+                match j.phase {
+                    Phase::Archiving => {
+                        if let Some(mark) = &j.archive {
+                            mark.rollback(&self.archive_dir())?;
+                        }
+                        notes.push(format!(
+                            "recovered: pass {} was interrupted before its commit and rolled back",
+                            j.id
+                        ));
+                    }
+                    Phase::Committed => {
+                        let raw_lock = self.raw_lock_path();
+                        let timeout = self.options.lock_timeout;
+                        j.apply_files(self.roots())?;
+                        j.apply_cut(self.roots(), &|| Ok(Box::new(lock(&raw_lock, timeout)?)))?;
+                        notes.push(format!(
+                            "recovered: pass {} was interrupted after its commit and completed",
+                            j.id
+                        ));
+                    }
+                }
+                self.finish_journal(&path)?;
+            }
+            Err(e) => {
+                // Journals are written atomically, so an unreadable one was never a commit.
+                let aside = path.with_extension("json.unreadable");
+                std::fs::rename(&path, &aside).map_err(|err| Error::io(&path, err))?;
+                notes.push(format!(
+                    "set aside an unreadable pass journal ({e}) as {}",
+                    aside.display()
+                ));
+            }
+        }
+        notes.extend(self.recover_triage()?);
+        Ok(notes)
+    }
+
+    pub(crate) fn roots(&self) -> Roots<'_> {
+        Roots { state: &self.state, identity: &self.identity }
+    }
+
+    pub(crate) fn finish_journal(&self, path: &std::path::Path) -> Result<()> {
+        match std::fs::remove_file(path) {
+            Ok(()) => crate::fsio::sync_dir(crate::fsio::parent_of(path)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
     /// Loads every `*.md` of the identity directory.
-    pub(crate) fn load_identities(&self) -> Result<Identities> {
-        let mut ids = Identities::new();
+    pub(crate) fn load_identities(&self) -> Result<crate::merge::Identities> {
+        let mut ids = crate::merge::Identities::new();
         let Ok(dir) = std::fs::read_dir(&self.identity) else { return Ok(ids) };
         for e in dir.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -308,12 +589,33 @@ impl Harness {
     }
 }
 
-fn push_unique(v: &mut Vec<String>, s: &str) {
-    if !v.iter().any(|x| x == s) {
-        v.push(s.to_string());
+fn target_name(t: &Target) -> String {
+    match t {
+        Target::State(rel) => rel.trim_start_matches("memory/").to_string(),
+        Target::Identity(name) => format!("identity/{name}"),
     }
 }
 
-fn section_name(s: IdentitySection) -> &'static str {
-    s.heading().trim_start_matches("## ")
+fn entry_record(pass: &str, e: &RawEntry, r: &crate::merge::Resolved) -> ArchiveRecord {
+    let line = e.line();
+    ArchiveRecord {
+        pass: pass.to_string(),
+        kind: RecordKind::Entry,
+        disposition: r.disposition,
+        to: r.to.clone(),
+        item: r.item.clone(),
+        reason: r.reason.clone().or_else(|| {
+            matches!(e.kind, EntryKind::NearFormat(_))
+                .then(|| "near-format line read leniently".to_string())
+        }),
+        at: line.map(|l| l.timestamp.clone()),
+        role: line.map(|l| l.role.clone()),
+        feature: line.and_then(|l| l.feature.clone()),
+        trick: line.is_some_and(|l| l.trick),
+        from: None,
+        text: e.flat_text(),
+        archive: None,
+        offset: None,
+        len: None,
+    }
 }

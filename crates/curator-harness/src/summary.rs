@@ -5,16 +5,11 @@
 //! the pass fails (previous summary kept) if they cannot be met. Lines are chosen round-robin by
 //! priority — Lessons, then Avoid, then Decisions each round — so Decisions give way first.
 
-use std::collections::BTreeSet;
-
 use crate::error::{Error, Result};
 use crate::fsio::{estimated_tokens, physical_lines};
 use crate::memory_md::{Item, MemoryDoc, Section};
 
-/// Line bound of summary.md.
-pub const SUMMARY_MAX_LINES: usize = 40;
-/// Token bound of summary.md (ceil(chars / 4)).
-pub const SUMMARY_MAX_TOKENS: usize = 800;
+use crate::bounds::{SUMMARY_MAX_LINES, SUMMARY_MAX_TOKENS};
 /// One summary line never exceeds this many characters (compressed to one line, §5 step 1).
 const MAX_LINE_CHARS: usize = 200;
 
@@ -58,8 +53,8 @@ fn rank_lessons(items: &[Item]) -> Vec<String> {
     let mut ranked: Vec<(usize, &Item)> = items.iter().enumerate().collect();
     ranked.sort_by(|(ai, a), (bi, b)| {
         let (af, bf) = (a.all_fids(), b.all_fids());
-        bf.len()
-            .cmp(&af.len())
+        b.sightings()
+            .cmp(&a.sightings())
             .then(b.date.cmp(&a.date))
             .then(newest_fid(&bf).cmp(&newest_fid(&af)))
             .then(is_imperative(&b.statement).cmp(&is_imperative(&a.statement)))
@@ -95,8 +90,7 @@ fn avoid(doc: &MemoryDoc) -> Vec<String> {
     }
     for i in doc.items(Section::Lessons) {
         let fids = i.all_fids();
-        let distinct: BTreeSet<&String> = fids.iter().collect();
-        if distinct.len() >= 2 && is_imperative(&i.statement) {
+        if i.sightings() >= 2 && is_imperative(&i.statement) {
             out.push(one_line(&with_fids(&i.statement, &fids)));
         }
     }

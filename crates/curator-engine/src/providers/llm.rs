@@ -104,6 +104,18 @@ impl LlmProvider {
         }
     }
 
+    /// Sends any chat-completions request body with this provider's endpoint, key, timeout and
+    /// retry policy, and returns the reply's JSON: for callers with their own prompt and schema
+    /// (the harness curator's entry judge, issue 16).
+    pub fn post_chat(&self, body: &Value) -> Result<Value, ProviderError> {
+        self.send(body)
+    }
+
+    /// The configured model name.
+    pub fn model(&self) -> &str {
+        &self.config.model
+    }
+
     /// The request body for `input`.
     pub fn request_body(&self, input: &CuratorInput<'_>) -> Value {
         let prompt = build_prompt(input, self.config.max_observations);

@@ -32,6 +32,8 @@ pub struct PendingIssue {
     pub suggested_fix: Option<String>,
     /// `path:line`, if given.
     pub code_pointer: Option<String>,
+    /// The filing role (`validator`, `worker`, …), if given.
+    pub source: Option<String>,
 }
 
 fn field(obj: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
@@ -63,6 +65,7 @@ pub fn read_pending(text: &str, now_iso: &str) -> Vec<PendingIssue> {
             repro: field(&obj, "repro"),
             suggested_fix: field(&obj, "suggestedFix"),
             code_pointer: field(&obj, "codePointer"),
+            source: field(&obj, "source"),
         });
     }
     out
@@ -93,6 +96,9 @@ pub struct NewIssue {
     /// Stamped by the writer (readers use it as `foundAt`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found_at: Option<String>,
+    /// The filing role (`validator` when absent): becomes the issue's `source` (issue 16).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl NewIssue {
@@ -105,6 +111,14 @@ impl NewIssue {
             return Err(Error::invalid(
                 "severity",
                 format!("{:?} must be one of critical|major|minor|nit (§3.1)", self.severity),
+            ));
+        }
+        if let Some(source) = &self.source
+            && (source.is_empty() || !source.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        {
+            return Err(Error::invalid(
+                "source",
+                format!("{source:?} must be a role name matching [A-Za-z0-9-]+"),
             ));
         }
         if self.found_during.trim().is_empty() {

@@ -42,6 +42,33 @@ fn same_pointer(p: Option<&str>, e: Option<&str>) -> bool {
     matches!((p, e), (Some(p), Some(e)) if p == e)
 }
 
+/// Longest piece of a duplicate's evidence repeated in a note.
+const NOTE_FIELD_MAX: usize = 1000;
+
+/// The note a duplicate leaves on the issue it folds into: where it resurfaced plus whatever it
+/// brought (evidence, repro, fix, pointer, a different title), so merging never drops the new
+/// finding's evidence (issue 16).
+fn resurfaced_note(p: &PendingIssue, existing_title: &str) -> String {
+    let mut text =
+        format!("Resurfaced during {}", p.found_during.as_deref().unwrap_or("validation"));
+    let fields = [
+        ("title", Some(&p.title).filter(|t| t.as_str() != existing_title)),
+        ("evidence", p.evidence.as_ref()),
+        ("repro", p.repro.as_ref()),
+        ("suggested fix", p.suggested_fix.as_ref()),
+        ("code pointer", p.code_pointer.as_ref()),
+    ];
+    for (name, value) in fields {
+        if let Some(v) = value.filter(|v| !v.trim().is_empty()) {
+            text.push_str(&format!(
+                "; {name}: {}",
+                crate::bounds::cap_chars(v.trim(), NOTE_FIELD_MAX)
+            ));
+        }
+    }
+    text
+}
+
 /// Merges `pending` (file order) into `file`; `now` stamps notes.
 pub fn triage(file: &mut IssueFile, pending: &[PendingIssue], now: &str) -> TriageCounts {
     let mut counts = TriageCounts::default();
@@ -57,11 +84,8 @@ pub fn triage(file: &mut IssueFile, pending: &[PendingIssue], now: &str) -> Tria
             dup.attempts += 1;
             dup.notes.push(Note {
                 ts: now.to_string(),
-                by: "validator".to_string(),
-                text: format!(
-                    "Resurfaced during {}",
-                    p.found_during.as_deref().unwrap_or("validation")
-                ),
+                by: p.source.clone().unwrap_or_else(|| "validator".to_string()),
+                text: resurfaced_note(p, &dup.title),
             });
             if p.severity > dup.severity {
                 dup.severity = p.severity;
@@ -75,7 +99,7 @@ pub fn triage(file: &mut IssueFile, pending: &[PendingIssue], now: &str) -> Tria
                     id,
                     title: p.title.clone(),
                     severity: p.severity,
-                    source: "validator".to_string(),
+                    source: p.source.clone().unwrap_or_else(|| "validator".to_string()),
                     found_at: p.found_at.clone(),
                     found_during: p.found_during.clone(),
                     status: Status::Open,

@@ -1,6 +1,6 @@
 use curator_harness::{
-    IDENTITY_MAX_LINES, IdentityFile, IdentitySection, MEMORY_MAX_LINES, MemoryDoc,
-    SUMMARY_MAX_LINES, SUMMARY_MAX_TOKENS, Section, Trigger, render_summary,
+    IDENTITY_MAX_LINES, IdentityFile, IdentitySection, MEMORY_MAX_BYTES, MEMORY_MAX_LINES,
+    MemoryDoc, SUMMARY_MAX_LINES, SUMMARY_MAX_TOKENS, Section, Trigger, render_summary,
 };
 
 use crate::common::{Env, at};
@@ -90,14 +90,28 @@ fn a_pass_over_a_500_line_memory_drops_the_weakest_and_meets_every_bound() {
     let doc = MemoryDoc::parse(&memory);
     // §6 order: Context without evidence, then History of passed features, then single-evidence
     // Lessons; Decisions (none superseded) and two-evidence Lessons are never dropped.
-    assert!(report.notes.iter().all(|n| n.starts_with("over 200 lines")), "{:?}", report.notes);
+    assert!(
+        report.notes.iter().all(|n| n.contains("over the MEMORY.md bound")),
+        "{:?}",
+        report.notes
+    );
+    // Every dropped item is in the archive with its reason, never just gone.
+    let records = env.records();
+    let dropped: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["kind"] == "item" && r["disposition"] == "dropped").collect();
+    let original = MemoryDoc::parse(&big_memory());
+    let before: usize = original.sections.iter().map(Vec::len).sum();
+    let after_count: usize = MemoryDoc::parse(&memory).sections.iter().map(Vec::len).sum();
+    assert_eq!(dropped.len(), before - after_count);
+    assert!(
+        dropped.iter().all(|r| r["reason"].as_str().unwrap().contains("over the MEMORY.md bound"))
+    );
     assert_eq!(doc.count(Section::Context), 0);
     assert_eq!(doc.count(Section::History), 0);
     // Tier 3 stops as soon as the bound holds: every two-evidence Lesson survives, and the
     // single-evidence ones that survive are the newest (the oldest went first).
     let two =
         |d: &MemoryDoc| d.items(Section::Lessons).iter().filter(|l| l.evidence.len() == 2).count();
-    let original = MemoryDoc::parse(&big_memory());
     assert_eq!(two(&doc), two(&original));
     let singles: Vec<&str> = doc
         .items(Section::Lessons)
@@ -119,24 +133,40 @@ fn a_pass_over_a_500_line_memory_drops_the_weakest_and_meets_every_bound() {
 }
 
 #[test]
-fn an_unmeetable_bound_keeps_the_previous_files_and_says_why() {
+fn a_bound_the_spec_cannot_meet_drops_into_the_archive_and_the_pass_finishes() {
     let env = Env::new();
-    // 230 Decisions with a why: never droppable, so the 200-line bound cannot be met.
+    // 230 Decisions with a why: §6's tiers never drop them, so before issue 16 the bound failed
+    // the pass, on every later pass, and raw.md was never truncated.
     let mut memory = String::from("## Decisions\n");
     for i in 0..230 {
-        memory.push_str(&format!("- [2026-04-01] decision {i} — why: because {i}\n"));
+        memory
+            .push_str(&format!("- [2026-04-{:02}] decision {i} — why: because {i}\n", 1 + i % 28));
     }
     env.write("memory/MEMORY.md", &memory);
-    env.write(
-        "memory/raw.md",
-        "[2026-04-24T10:00:00Z] validator F-1 -: never skip the seed step\n",
-    );
-    let before = env.snapshot();
-    let err = env.harness().curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap_err();
-    assert!(err.to_string().contains("MEMORY.md: bound not met"), "{err}");
-    let after: Vec<_> =
-        env.snapshot().into_iter().filter(|(p, _)| !p.ends_with(".mission")).collect();
-    assert_eq!(after, before, "raw.md is not truncated, MEMORY.md and summary.md are untouched");
+    let raw: String = (0..15)
+        .map(|n| {
+            format!("[2026-04-24T10:00:{n:02}Z] validator F-1 -: never skip the seed step {n}\n")
+        })
+        .collect();
+    env.write("memory/raw.md", &raw);
+    let report = env.harness().curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    let memory = env.read("memory/MEMORY.md");
+    assert!(lines(&memory) <= MEMORY_MAX_LINES && memory.len() <= MEMORY_MAX_BYTES);
+    // raw.md is truncated to its last 10 entries; the 5 older ones are archived.
+    assert_eq!(curator_harness::segment(env.read("memory/raw.md")).len(), 10);
+    assert_eq!(report.absorbed, 5);
+    // Decisions went oldest first (the last tier of the documented order), into the archive.
+    let records = env.records();
+    let decisions: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["from"] == "MEMORY.md ## Decisions").collect();
+    assert!(!decisions.is_empty());
+    assert!(decisions.iter().all(|r| r["reason"] == "over the MEMORY.md bound: oldest Decision"));
+    assert!(decisions[0]["text"].as_str().unwrap().starts_with("- [2026-04-01] decision 0 "));
+    let kept = MemoryDoc::parse(&memory);
+    assert_eq!(kept.count(Section::Decisions) + decisions.len(), 230);
+    assert!(report.notes.iter().any(|n| n.contains("oldest Decision")), "{:?}", report.notes);
+    // A second pass has nothing more to drop and finishes too.
+    env.harness().curate(Trigger::Done, at("2026-04-25T12:00:00Z")).unwrap();
 }
 
 #[test]
@@ -167,7 +197,9 @@ fn identity_compaction_merges_over_60_lines_and_overflow_keeps_the_file() {
         p.statement, "Run pnpm install --frozen-lockfile before the e2e suite",
         "the correction wins"
     );
-    assert_eq!(p.evidence.len(), 20, "union of evidence");
+    // Union of evidence, bounded: the most recent EVIDENCE_MAX ids.
+    assert_eq!(p.evidence.len(), curator_harness::EVIDENCE_MAX);
+    assert_eq!(p.evidence.last().map(String::as_str), Some("F-020"));
     assert_eq!(p.reconfirmed.as_deref(), Some("2026-04-20"));
     assert_eq!(
         f.entries(IdentitySection::Failures).len(),

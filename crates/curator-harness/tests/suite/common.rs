@@ -79,6 +79,37 @@ impl Env {
         Harness::open(&self.state, &self.identity, options)
     }
 
+    /// The archive's entry bytes, every month's file in order.
+    pub(crate) fn archived_bytes(&self) -> Vec<u8> {
+        let dir = self.state.join("memory/archive");
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        names.retain(|p| p.file_name().unwrap().to_string_lossy().starts_with("raw-"));
+        names.sort();
+        names.iter().flat_map(|p| std::fs::read(p).unwrap()).collect()
+    }
+
+    /// The archive's records, in order.
+    pub(crate) fn records(&self) -> Vec<serde_json::Value> {
+        let dir = self.state.join("memory/archive");
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        names.retain(|p| p.file_name().unwrap().to_string_lossy().starts_with("dispositions-"));
+        names.sort();
+        names
+            .iter()
+            .flat_map(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// Every file under the state and identity dirs with its bytes (for idempotency checks).
     pub(crate) fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
         let mut out = Vec::new();

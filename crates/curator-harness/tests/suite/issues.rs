@@ -50,7 +50,11 @@ fn dedupe_by_pointer_or_title_bumps_attempts_and_severity_up_only() {
     let stuck = file.issues.iter().find(|i| i.id == "I-STUCK").unwrap();
     assert_eq!(stuck.attempts, 1);
     assert_eq!(stuck.severity, Severity::Critical, "severity never goes down");
-    assert_eq!(stuck.notes.last().unwrap().text, "Resurfaced during F-031");
+    // The duplicate's own wording survives in the note (issue 16: merging keeps evidence).
+    assert_eq!(
+        stuck.notes.last().unwrap().text,
+        "Resurfaced during F-031; title: orchestrator LOOPS on the same plan item!"
+    );
     assert_eq!(stuck.notes.last().unwrap().by, "validator");
     // New issues go to the front, newest first.
     assert_eq!(file.issues[0].id, "I-12347");
@@ -82,7 +86,10 @@ fn jaccard_threshold_is_085_and_closed_issues_never_match() {
         "T",
     );
     assert_eq!(triage(&mut file, &new, "T").merged, 1);
-    assert_eq!(file.issues[1].notes[0].text, "Resurfaced during validation");
+    assert_eq!(
+        file.issues[1].notes[0].text,
+        "Resurfaced during validation; title: login form rejects valid email addresses with plus sign again"
+    );
 }
 
 #[test]

@@ -63,6 +63,10 @@ fn two_passes_over_a_realistic_mission() {
         [
             "- [2026-04-24] F-003: e2e suite failed on the login page after the auth refactor (evidence: F-003)",
             "- [2026-04-24] F-004: escalated after 5 worker attempts: provider sandbox times out (evidence: F-004)",
+            // A verification that says more than "verified via …" is a validator's finding:
+            // kept, in the validator's default section (issue 16: keep by default).
+            "- [2026-04-24] F-004 verified via curl, refund path untested (evidence: F-004)",
+            "- [2026-04-24] F-005 verified via playwright, cart totals match (evidence: F-005)",
         ]
     );
     let lessons = statements(Section::Lessons).join("\n");
@@ -111,7 +115,12 @@ fn two_passes_over_a_realistic_mission() {
     dump(&env, "second", &second);
     assert_eq!(
         second.line(),
-        "CURATED 2 decisions, 7 lessons, 5 raw entries absorbed; ISSUES +3 new, 2 deduped, 2 auto-closed; IDENTITY +1"
+        "CURATED 2 decisions, 8 lessons, 5 raw entries absorbed; ISSUES +3 new, 2 deduped, 2 auto-closed; IDENTITY +1"
+    );
+    // A fix note with no keyword is kept (by role default), not absorbed as chatter.
+    assert!(
+        env.read("memory/MEMORY.md")
+            .contains("fixed the cart rounding found in I-0002 (evidence: F-FIX-001)")
     );
     // Cross-pass carry: F-003's candidate + F-006's sighting = 2 features → identity.
     let worker2 = env.read_identity("worker");

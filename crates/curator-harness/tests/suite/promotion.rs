@@ -126,7 +126,8 @@ fn two_distinct_features_promote_a_general_trick_one_does_not() {
     let r2 = h.curate(Trigger::Manual, at("2026-04-25T12:00:00Z")).unwrap();
     assert_eq!(r2.promoted, 1, "{:?}", r2.notes);
     let worker = env.read_identity("worker");
-    assert!(worker.contains("- [2026-04-25] node --test <file> needs no extra deps. Evidence: F-001, F-003 (shop@2026-04-24)"), "{worker}");
+    // Dated by the entry that completed the count (10:00:10 on the 24th), not by the pass.
+    assert!(worker.contains("- [2026-04-24] node --test <file> needs no extra deps. Evidence: F-001, F-003 (shop@2026-04-24)"), "{worker}");
     let memory = env.read("memory/MEMORY.md");
     assert!(!memory.contains("node --test"), "the graduated candidate leaves MEMORY.md: {memory}");
     assert!(r2.line().ends_with("IDENTITY +1"));

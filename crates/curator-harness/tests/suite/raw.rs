@@ -13,13 +13,18 @@ fn both_forms_and_blocks_segment_as_the_spec_says() {
         .iter()
         .map(|e| match &e.kind {
             EntryKind::Line(_) => "line",
+            EntryKind::NearFormat(_) => "near",
             EntryKind::Malformed => "malformed",
             EntryKind::Block => "block",
             EntryKind::Preamble => "preamble",
         })
         .collect();
-    // The bad-timestamp line does not start an entry: it continues the monitor block.
-    assert_eq!(kinds, ["preamble", "line", "line", "line", "line", "block", "line", "line"]);
+    // The near-format line (space instead of `T`, no `Z`) starts an entry of its own instead of
+    // disappearing into the monitor block above it (issue 16).
+    assert_eq!(
+        kinds,
+        ["preamble", "line", "line", "line", "line", "block", "near", "line", "line"]
+    );
     let lines: Vec<_> = entries.iter().filter_map(|e| e.line()).collect();
     assert!(lines[0].trick && lines[0].feature.as_deref() == Some("F-023"));
     assert!(!lines[1].trick);
@@ -36,14 +41,23 @@ fn both_forms_and_blocks_segment_as_the_spec_says() {
     assert!(
         block.starts_with("## monitor")
             && block.contains("- cost: $1.20")
-            && block.contains("malformed timestamp")
+            && !block.contains("malformed timestamp")
+    );
+    let near = entries[6].line().unwrap();
+    assert_eq!(
+        (near.timestamp.as_str(), near.role.as_str(), near.feature.as_deref()),
+        ("2026-04-24T10:31:00Z", "worker", Some("F-025"))
     );
     // The blank line inside the block belongs to it; the blank line after the preamble does not.
     assert!(block.contains("running\n\n- queue"));
     assert!(!text[entries[0].span.clone()].ends_with("\n\n"));
-    let cont = &text[entries[6].span.clone()];
+    let cont = &text[entries[7].span.clone()];
     assert!(cont.ends_with("an indented continuation the writer should never produce\n"));
-    assert!(entries[7].is_trick() && entries[7].line().unwrap().role == "debugger");
+    assert_eq!(
+        entries[7].line().unwrap().text,
+        "a line with an indented continuation the writer should never produce"
+    );
+    assert!(entries[8].is_trick() && entries[8].line().unwrap().role == "debugger");
     // Spans are contiguous up to blank separator lines: no byte is claimed twice.
     for w in entries.windows(2) {
         assert!(w[0].span.end <= w[1].span.start);
@@ -122,7 +136,9 @@ fn truncation_keeps_an_append_made_during_the_pass() {
     let h = env.harness();
     let report = h
         .curate_with(Trigger::Manual, at("2026-04-24T12:00:00Z"), &mut |stage| {
-            assert_eq!(stage, PassStage::BeforeTruncate);
+            if stage != PassStage::BeforeTruncate {
+                return;
+            }
             // A worker appends after the snapshot, before truncation.
             h.append(
                 "worker",
@@ -162,6 +178,9 @@ fn truncation_races_a_writer_thread_without_losing_a_line() {
                 )
                 .unwrap();
                 n += 1;
+                // A harness appends now and then, not in a tight loop that would starve the
+                // pass of the raw.md lock (the lock is not fair).
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
             n
         })
@@ -179,15 +198,14 @@ fn truncation_races_a_writer_thread_without_losing_a_line() {
     stop.store(true, Ordering::SeqCst);
     let written = writer.join().unwrap();
     let after = env.read("memory/raw.md");
-    // Every concurrent note survives exactly once: either inside the snapshot (then only the
-    // last 10 entries were kept) or in the tail.
-    let notes: Vec<usize> = after
-        .lines()
-        .filter_map(|l| l.split("concurrent note ").nth(1))
-        .map(|n| n.parse().unwrap())
-        .collect();
-    let absorbed_notes = written - notes.len();
-    assert!(notes.windows(2).all(|w| w[1] == w[0] + 1), "{after}");
-    assert_eq!(*notes.last().unwrap(), written - 1, "the newest note is never lost");
-    assert!(absorbed_notes <= 12, "only snapshot entries may be absorbed");
+    let archived = String::from_utf8(env.archived_bytes()).unwrap();
+    // Every concurrent note survives exactly once: in raw.md's tail, or (when the snapshot
+    // caught it and it was older than the last 10 entries) in the archive.
+    for n in 0..written {
+        let needle = format!("concurrent note {n}\n");
+        let count = after.matches(&needle).count() + archived.matches(&needle).count();
+        assert_eq!(count, 1, "note {n}:\nraw.md:\n{after}\narchive:\n{archived}");
+    }
+    let newest = format!("concurrent note {}\n", written - 1);
+    assert!(after.ends_with(&newest), "the newest note is in raw.md's tail");
 }
