@@ -1,20 +1,25 @@
 //! `curator harness`: the harness memory of shared/spec/harness-curator.md from the command line.
 //!
-//! Exit codes: 0 ok; 1 for a refused or failed `append`, `issue`, `triage`, `context` or `status`
-//! (the caller asked for something that did not happen: it must know). `curate` is different:
-//! it runs on the harness's DONE/ESCALATE path, which a curator failure must never block (§8.1),
-//! so a failed pass prints `CURATOR error: …` on stderr and still exits 0 — unless `--strict`
-//! asks for exit 1 (for CI and tests). Nothing the pass already saved (triage results) is undone.
+//! Exit codes say what happened (issue 16): 0 ok; 1 the command failed (a refused append, a
+//! state directory that does not exist, a pass that could not run — `CURATOR error: …` on
+//! stderr); 4 a *partial* pass: memory was curated but the issues part failed (a broken
+//! issues.json, left as it was; `CURATOR partial: …` on stderr). The harness's supervisor decides
+//! what a failure means for the mission (§8.1: it never blocks DONE/ESCALATE); the CLI only reports
+//! truthfully. `--strict` is still accepted and changes nothing (failures exit non-zero anyway).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
-use curator_harness::{Harness, HarnessOptions, NewIssue, Timestamp, Trigger};
+use curator_harness::{Harness, HarnessOptions, LlmConfig, LlmJudge, NewIssue, Timestamp, Trigger};
 use serde_json::json;
 
+use crate::context::Context;
 use crate::output::{print_json, print_text};
+
+/// Exit code of a partial pass: memory curated, the issues part failed.
+pub(crate) const EXIT_PARTIAL: u8 = 4;
 
 /// Harness memory: raw.md log, MEMORY.md, summary.md, identity files and the issue queue.
 #[derive(Debug, Args)]
@@ -44,12 +49,21 @@ pub(crate) enum HarnessCommand {
     Issue(IssueArgs),
     /// Merge pending issues into issues.json (dedupe, attempts, ids); prints {ok, merged, deduped}.
     Triage,
-    /// Run a full curator pass and print its one `CURATED …` line.
+    /// Run a full curator pass and print its one `CURATED …` line (exit 4: partial).
     Curate(CurateArgs),
     /// Print the memory preamble for a role's prompt (discipline reminder, identity, summary).
     Context(RoleArg),
-    /// Show each layer's size against its bound, and the issue counts.
+    /// Show each layer against its bounds, the archive's dispositions and the issue counts.
     Status,
+    /// Find where an entry went: raw.md, the archive (with its disposition), MEMORY.md, identity.
+    Trace(TraceArgs),
+}
+
+/// `curator harness trace`.
+#[derive(Debug, Args)]
+pub(crate) struct TraceArgs {
+    /// Text to look for (case-insensitive), e.g. a word of the entry.
+    pub(crate) text: String,
 }
 
 /// `curator harness append`.
@@ -92,6 +106,9 @@ pub(crate) struct IssueArgs {
     /// A suggested fix.
     #[arg(long)]
     pub(crate) suggested_fix: Option<String>,
+    /// The filing role (becomes the issue's `source`) [default: validator].
+    #[arg(long, value_name = "ROLE")]
+    pub(crate) source: Option<String>,
 }
 
 /// What fired the pass.
@@ -113,10 +130,16 @@ pub(crate) struct CurateArgs {
     /// What fired the pass.
     #[arg(long, value_enum, default_value = "manual")]
     pub(crate) trigger: TriggerArg,
-    /// Exit 1 when the pass fails (default: exit 0 with `CURATOR error: …` on stderr, so the
-    /// harness's DONE/ESCALATE path is never blocked).
-    #[arg(long)]
+    /// Accepted for older scripts; a failed pass exits 1 and a partial one 4 anyway.
+    #[arg(long, hide = true)]
     pub(crate) strict: bool,
+    /// Let the LLM of the config's `curator.llm` block judge the entries the rules are least
+    /// sure of (at most --llm-max per pass); without it the rules err on keeping.
+    #[arg(long)]
+    pub(crate) llm: bool,
+    /// Entries the LLM judges per pass at most.
+    #[arg(long, value_name = "N", default_value_t = curator_harness::JUDGE_MAX_ENTRIES, requires = "llm")]
+    pub(crate) llm_max: usize,
 }
 
 /// A command that takes a role.
@@ -127,18 +150,40 @@ pub(crate) struct RoleArg {
     pub(crate) role: String,
 }
 
-fn open(args: &HarnessArgs) -> Result<Harness> {
-    let options = HarnessOptions {
+fn open(args: &HarnessArgs, ctx: &Context) -> Result<Harness> {
+    let mut options = HarnessOptions {
         project_dir: args.project.clone(),
         mission: args.mission.clone(),
         ..HarnessOptions::default()
     };
+    if let HarnessCommand::Curate(c) = &args.command
+        && c.llm
+    {
+        let judge = LlmJudge::new(llm_config(ctx)).map_err(anyhow::Error::msg)?;
+        options.judge = Some(Box::new(judge));
+        options.judge_max = c.llm_max;
+    }
     Ok(Harness::open(&args.state, crate::context::identity_dir(args.identity.as_deref())?, options))
 }
 
+/// The config's `curator.llm` block, as `curator curate --llm` reads it.
+fn llm_config(ctx: &Context) -> LlmConfig {
+    let l = &ctx.config.curator.llm;
+    LlmConfig {
+        base_url: l.base_url.clone(),
+        model: l.model.clone(),
+        api_key_env: l.api_key_env.clone(),
+        timeout: std::time::Duration::from_millis(l.timeout_ms),
+        max_retries: l.max_retries,
+        backoff: std::time::Duration::from_millis(l.backoff_ms),
+        max_observations: l.max_observations,
+    }
+}
+
 /// Runs `curator harness …`.
-pub(crate) fn run(args: &HarnessArgs, json: bool) -> Result<ExitCode> {
-    let harness = open(args)?;
+pub(crate) fn run(args: &HarnessArgs, ctx: &Context) -> Result<ExitCode> {
+    let json = ctx.json;
+    let harness = open(args, ctx)?;
     let now = Timestamp::now();
     match &args.command {
         HarnessCommand::Append(a) => {
@@ -157,6 +202,7 @@ pub(crate) fn run(args: &HarnessArgs, json: bool) -> Result<ExitCode> {
                 suggested_fix: a.suggested_fix.clone(),
                 code_pointer: a.code_pointer.clone(),
                 found_at: None,
+                source: a.source.clone(),
             };
             harness.file_issue(&issue, now)?;
             if json {
@@ -188,49 +234,66 @@ pub(crate) fn run(args: &HarnessArgs, json: bool) -> Result<ExitCode> {
                 print_text(&status.render())?;
             }
         }
+        HarnessCommand::Trace(a) => {
+            let report = harness.trace(&a.text)?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print_text(&report.render())?;
+            }
+            if report.hits.is_empty() {
+                return Ok(ExitCode::from(1));
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn curate(harness: &Harness, args: &CurateArgs, now: Timestamp, json: bool) -> Result<ExitCode> {
+    let _ = args.strict;
     let trigger = match args.trigger {
         TriggerArg::Done => Trigger::Done,
         TriggerArg::Escalate => Trigger::Escalate,
         TriggerArg::Manual => Trigger::Manual,
         TriggerArg::Periodic => Trigger::Periodic,
     };
-    match harness.curate(trigger, now) {
-        Ok(report) => {
-            for note in &report.notes {
-                eprintln!("{note}");
-            }
-            if json {
-                print_json(&json!({
-                    "ok": true,
-                    "line": report.line(),
-                    "decisions": report.decisions,
-                    "lessons": report.lessons,
-                    "absorbed": report.absorbed,
-                    "newIssues": report.new_issues,
-                    "deduped": report.deduped,
-                    "autoClosed": report.auto_closed,
-                    "promoted": report.promoted,
-                    "notes": report.notes,
-                    "changed": report.changed,
-                }))?;
-            } else {
-                print_text(&format!("{}\n", report.line()))?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+    let report = match harness.curate(trigger, now) {
+        Ok(report) => report,
         Err(err) => {
             eprintln!("CURATOR error: {err}");
             if json {
-                print_json(&json!({ "ok": false, "error": err.to_string() }))?;
+                print_json(&json!({ "ok": false, "partial": false, "error": err.to_string() }))?;
             }
-            Ok(if args.strict { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            return Ok(ExitCode::from(1));
         }
+    };
+    for note in &report.notes {
+        eprintln!("{note}");
     }
+    if let Some(e) = &report.issues_error {
+        eprintln!("CURATOR partial: the issues part failed (issues.json left as it was): {e}");
+    }
+    if json {
+        print_json(&json!({
+            "ok": !report.is_partial(),
+            "partial": report.is_partial(),
+            "line": report.line(),
+            "decisions": report.decisions,
+            "lessons": report.lessons,
+            "absorbed": report.absorbed,
+            "newIssues": report.new_issues,
+            "deduped": report.deduped,
+            "autoClosed": report.auto_closed,
+            "promoted": report.promoted,
+            "dispositions": report.dispositions,
+            "issuesError": report.issues_error,
+            "notes": report.notes,
+            "changed": report.changed,
+        }))?;
+    } else {
+        print_text(&format!("{}\n", report.line()))?;
+    }
+    Ok(if report.is_partial() { ExitCode::from(EXIT_PARTIAL) } else { ExitCode::SUCCESS })
 }
 
 #[cfg(test)]
@@ -270,8 +333,42 @@ mod tests {
         assert_eq!(w.args.state, PathBuf::from(".harness"));
         assert!(matches!(
             w.args.command,
-            HarnessCommand::Curate(CurateArgs { trigger: TriggerArg::Escalate, strict: true })
+            HarnessCommand::Curate(CurateArgs {
+                trigger: TriggerArg::Escalate,
+                strict: true,
+                llm: false,
+                ..
+            })
         ));
+        let w = Wrap::try_parse_from(["x", "curate", "--llm", "--llm-max", "7"]).unwrap();
+        assert!(matches!(
+            w.args.command,
+            HarnessCommand::Curate(CurateArgs { llm: true, llm_max: 7, .. })
+        ));
+        assert!(
+            Wrap::try_parse_from(["x", "curate", "--llm-max", "7"]).is_err(),
+            "--llm-max needs --llm"
+        );
+        let w = Wrap::try_parse_from([
+            "x",
+            "issue",
+            "--title",
+            "t",
+            "--severity",
+            "nit",
+            "--found-during",
+            "F-1",
+            "--source",
+            "worker",
+        ])
+        .unwrap();
+        assert!(
+            matches!(w.args.command, HarnessCommand::Issue(IssueArgs { source: Some(ref s), .. }) if s == "worker")
+        );
+        let w = Wrap::try_parse_from(["x", "trace", "STRIPE"]).unwrap();
+        assert!(
+            matches!(w.args.command, HarnessCommand::Trace(TraceArgs { ref text }) if text == "STRIPE")
+        );
         assert!(Wrap::try_parse_from(["x", "curate", "--trigger", "sometimes"]).is_err());
     }
 }

@@ -42,7 +42,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::History(args) => history::run(&ctx, &args),
         Command::Undo(args) => undo::run(&ctx, &args),
         Command::Breaker(args) => breaker::run(&ctx, &args),
-        Command::Harness(args) => harness::run(&args, ctx.json),
+        Command::Harness(args) => harness::run(&args, &ctx),
         Command::Mcp(args) => mcp::run(&ctx, &args),
         Command::Serve(args) => serve::run(&ctx, &args),
         Command::Import(args) => pg::import(&ctx, &args),

@@ -230,6 +230,10 @@ fn generate(dir: &Path, mb: usize) -> std::io::Result<()> {
     }
     let memory = project.join(".harness/memory");
     std::fs::create_dir_all(&memory)?;
+    // A finished mission: every feature passed (the DONE trigger).
+    let features: Vec<String> =
+        (1..=400).map(|n| format!(r#"{{"id":"F-{n:03}","status":"passed"}}"#)).collect();
+    std::fs::write(project.join(".harness/features.json"), format!("[{}]\n", features.join(",")))?;
     std::fs::create_dir_all(dir.join("identity"))?;
     let target = mb << 20;
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);

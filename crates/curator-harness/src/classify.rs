@@ -171,7 +171,7 @@ pub fn classify(role: &str, text: &str) -> Verdict {
     if text.is_empty() {
         return Verdict::Absorb(PROGRESS);
     }
-    if let Some(c) = PREFIX.captures(text) {
+    if let Some(c) = PREFIX.is_match(text).then(|| PREFIX.captures(text)).flatten() {
         let body = c[2].trim();
         if body.is_empty() {
             return Verdict::Absorb(PROGRESS);

@@ -214,15 +214,20 @@ impl IdentityFile {
         physical_lines(&text) <= IDENTITY_MAX_LINES && text.len() <= IDENTITY_MAX_BYTES
     }
 
-    /// Whether any section holds anything besides its placeholder comment: an identity file that
-    /// is still the seed template says nothing, and `context` leaves it out (issue 16).
+    /// Whether the file says anything: an entry (a bullet line anywhere), or text under a `## `
+    /// heading other than a placeholder comment. An identity file that is still the seed template
+    /// says nothing, and `context` leaves it out (issue 16).
     pub fn has_content(&self) -> bool {
-        IdentitySection::ALL.iter().any(|&section| {
-            self.range(section).is_some_and(|(start, end)| {
-                self.lines[start + 1..end]
-                    .iter()
-                    .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with("<!--"))
-            })
+        let mut in_section = false;
+        self.lines.iter().any(|l| {
+            let t = l.trim();
+            if t.starts_with("## ") {
+                in_section = true;
+                return false;
+            }
+            t.starts_with("- ")
+                || t.starts_with("* ")
+                || (in_section && !t.is_empty() && !t.starts_with("<!--"))
         })
     }
 

@@ -5,7 +5,9 @@
 //! Jaccard ≥ 0.5, or have content Jaccard ≥ 0.7. The same test matches a new sighting against
 //! MEMORY.md and identity entries, so nothing is promoted twice and a re-run changes nothing.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap;
 
 const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "is", "are", "be", "do", "not",
@@ -109,11 +111,13 @@ pub fn same_lemma(a: &str, b: &str) -> bool {
 /// Finds a same-lemma partner among many lemmas without comparing against each: an inverted
 /// index from token to lemma ids, with shared-token counts giving the exact Jaccard. A pass
 /// matches every raw entry against the live items this way, so its cost follows the entries'
-/// tokens, not the number of items times the number of entries.
+/// tokens, not the number of items times the number of entries. Counting uses a dense array
+/// indexed by id (ids are small and grow by one per item), reset after each query.
 #[derive(Debug, Default)]
 pub(crate) struct LemmaIndex {
-    postings: HashMap<String, Vec<u32>>,
-    lemmas: HashMap<u32, Lemma>,
+    postings: FxHashMap<String, Vec<u32>>,
+    lemmas: FxHashMap<u32, Lemma>,
+    counts: std::cell::RefCell<(Vec<u32>, Vec<u32>)>,
 }
 
 impl LemmaIndex {
@@ -149,14 +153,23 @@ impl LemmaIndex {
         if lemma.tokens.is_empty() {
             return None;
         }
-        let mut shared: HashMap<u32, usize> = HashMap::new();
+        let mut guard = self.counts.borrow_mut();
+        let (counts, touched) = &mut *guard;
         for t in &lemma.tokens {
             for &id in self.postings.get(t).map_or(&[][..], Vec::as_slice) {
-                *shared.entry(id).or_default() += 1;
+                let slot = id as usize;
+                if slot >= counts.len() {
+                    counts.resize(slot + 1, 0);
+                }
+                if counts[slot] == 0 {
+                    touched.push(id);
+                }
+                counts[slot] += 1;
             }
         }
         let mut best: Option<u32> = None;
-        for (id, n) in shared {
+        for &id in touched.iter() {
+            let n = std::mem::take(&mut counts[id as usize]) as usize;
             if best.is_some_and(|b| b <= id) || !keep(id) {
                 continue;
             }
@@ -170,6 +183,7 @@ impl LemmaIndex {
                 best = Some(id);
             }
         }
+        touched.clear();
         best
     }
 }

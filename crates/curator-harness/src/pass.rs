@@ -172,18 +172,36 @@ impl Harness {
         self.curate_with(trigger, now, &mut |_| {})
     }
 
-    /// Runs a full pass, calling `hook` at each [`PassStage`].
+    /// Runs a full pass that never waits for another one: while a pass holds the lock it is
+    /// refused at once with [`Error::Busy`], whatever its trigger. For requests a person or an
+    /// agent makes (HTTP, MCP), who should hear "busy" rather than wait.
+    pub fn curate_at_once(&self, trigger: Trigger, now: Timestamp) -> Result<PassReport> {
+        self.run_pass(trigger, now, Duration::ZERO, &mut |_| {})
+    }
+
+    /// Runs a full pass, calling `hook` at each [`PassStage`]. A manual pass does not wait for
+    /// a running one ([`Error::Busy`]); the others wait up to the lock timeout.
     pub fn curate_with(
         &self,
         trigger: Trigger,
         now: Timestamp,
         hook: &mut dyn FnMut(PassStage),
     ) -> Result<PassReport> {
+        let wait =
+            if trigger == Trigger::Manual { Duration::ZERO } else { self.options.lock_timeout };
+        self.run_pass(trigger, now, wait, hook)
+    }
+
+    fn run_pass(
+        &self,
+        trigger: Trigger,
+        now: Timestamp,
+        wait: Duration,
+        hook: &mut dyn FnMut(PassStage),
+    ) -> Result<PassReport> {
         self.require_state()?;
         let mut report = PassReport::default();
         let judged = self.consult_judge(&mut report.notes)?;
-        let wait =
-            if trigger == Trigger::Manual { Duration::ZERO } else { self.options.lock_timeout };
         let _pass = self.pass_lock(wait)?;
         report.notes.extend(self.recover()?);
         let (date, now_iso) = (iso_date(now), iso_seconds(now));

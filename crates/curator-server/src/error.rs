@@ -217,8 +217,12 @@ impl From<curator_harness::Error> for ApiError {
             H::Store(store) => return store.into(),
             H::Invalid { .. } => (StatusCode::BAD_REQUEST, "bad_request"),
             H::Unsafe { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "unsafe_text"),
-            H::Bound { .. } | H::Rewrite { .. } => (StatusCode::CONFLICT, "harness_bound"),
+            H::Bound { .. } => (StatusCode::CONFLICT, "harness_bound"),
             H::Json { .. } => (StatusCode::CONFLICT, "refused_file"),
+            // A manual trigger during a pass: refused at once, naming the holder (§8.1).
+            H::Busy { .. } => (StatusCode::CONFLICT, "curator_busy"),
+            H::Changed { .. } => (StatusCode::CONFLICT, "changed_under_pass"),
+            H::NoState { .. } => (StatusCode::NOT_FOUND, "harness_state_missing"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         ApiError::new(status, code, e.to_string())

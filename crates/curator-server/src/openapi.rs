@@ -214,14 +214,19 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             params: vec![path_param("role", "[A-Za-z0-9-]+")], body: None, status: "200",
             result: obj(), errors: &[BAD, NO_HARNESS],
         }.build()),
+        ("/harness/trace", "get", Op {
+            summary: "Where an entry went: raw.md, the archive (with its disposition), MEMORY.md, identity files",
+            params: vec![query_param("text", "string", "text to look for, case-insensitive")],
+            body: None, status: "200", result: obj(), errors: &[BAD, NO_HARNESS],
+        }.build()),
         ("/harness/triage", "post", Op {
             summary: "Merge pending issues into issues.json", params: vec![], body: None,
-            status: "200", result: obj(), errors: &[NO_HARNESS],
+            status: "200", result: obj(), errors: &[NO_HARNESS, ("409", "a curator pass is running (the holder is named); refused at once")],
         }.build()),
         ("/harness/curate", "post", Op {
             summary: "Run a harness curator pass (trigger manual by default)", params: vec![],
             body: Some(json_body(json!({ "type": "object", "properties": { "trigger": { "enum": ["manual", "done", "escalate", "periodic"] } } }), false)),
-            status: "200", result: obj(), errors: &[BAD, NO_HARNESS, ("409", "a bound could not be met")],
+            status: "200", result: obj(), errors: &[BAD, NO_HARNESS, ("409", "a curator pass is running (the holder is named); refused at once")],
         }.build()),
         ("/changes", "get", Op {
             summary: "Fingerprint of the files on disk; `changed` when it differs from `since`",

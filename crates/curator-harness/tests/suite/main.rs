@@ -15,3 +15,5 @@ mod pass;
 mod promotion;
 /// §2.1/§2.2 raw.md grammar and segmentation, §2.3 truncation (with concurrent appends).
 mod raw;
+/// Issue 16's rules and errors, one test each.
+mod rules;

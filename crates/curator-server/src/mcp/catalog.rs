@@ -19,14 +19,15 @@ use serde_json::{Value, json};
 use super::harness;
 use super::schema::{
     GetObservationInput, HarnessAppendInput, HarnessAppendOutput, HarnessContextInput,
-    HarnessContextOutput, ListObservationsInput, MemoryLogOut, ObservationOut, ObservationPage,
+    HarnessContextOutput, HarnessCurateInput, HarnessCurateOutput, HarnessTraceInput,
+    HarnessTraceOutput, ListObservationsInput, MemoryLogOut, ObservationOut, ObservationPage,
     ProposeDecisionsInput, QueryMemoryInput, QueryMemoryOutput, RecordRunInput,
 };
 use super::tools::{self, ToolContext};
 use crate::error::ApiError;
 
 /// The tool names, in the order `tools/list` gives them.
-pub(crate) const TOOL_NAMES: [&str; 7] = [
+pub(crate) const TOOL_NAMES: [&str; 9] = [
     "query_memory",
     "record_run",
     "propose_decisions",
@@ -34,6 +35,8 @@ pub(crate) const TOOL_NAMES: [&str; 7] = [
     "get_observation",
     "harness_append",
     "harness_context",
+    "harness_curate",
+    "harness_trace",
 ];
 
 /// Kind of effect, for the client's annotations.
@@ -132,6 +135,24 @@ pub(crate) fn tools() -> Vec<Tool> {
              identity file and the mission summary.",
             Effect::Read,
         ),
+        tool::<HarnessCurateInput, HarnessCurateOutput>(
+            "harness_curate",
+            "Run a harness curator pass",
+            "Distil the harness memory now: triage pending issues, merge raw.md into MEMORY.md \
+             and identity files, re-derive summary.md, archive every entry that leaves raw.md \
+             with its disposition, and truncate raw.md. Refused at once (curator_busy, naming \
+             the holder) while another pass runs. `partial` means the issues part failed and \
+             memory was curated anyway.",
+            Effect::Write,
+        ),
+        tool::<HarnessTraceInput, HarnessTraceOutput>(
+            "harness_trace",
+            "Trace a harness entry",
+            "Where did an entry go? Looks for the text in raw.md, the archive (with the entry's \
+             disposition: promoted, merged, kept, absorbed or dropped, where to and why), \
+             MEMORY.md and the identity files.",
+            Effect::Read,
+        ),
     ]
 }
 
@@ -145,6 +166,8 @@ pub(crate) fn call(ctx: &ToolContext, name: &str, arguments: JsonObject) -> Opti
         "get_observation" => run(name, arguments, |i| tools::get_observation(ctx, i)),
         "harness_append" => run(name, arguments, |i| harness::harness_append(ctx, i)),
         "harness_context" => run(name, arguments, |i| harness::harness_context(ctx, i)),
+        "harness_curate" => run(name, arguments, |i| harness::harness_curate(ctx, i)),
+        "harness_trace" => run(name, arguments, |i| harness::harness_trace(ctx, i)),
         _ => return None,
     };
     Some(match result {

@@ -1,5 +1,7 @@
 //! The harness tools (issue 6 item 3: "append a harness raw entry, get harness context for a
-//! role"; harness-curator §1.1, §2.1), over `curator_harness::Harness`.
+//! role"; harness-curator §1.1, §2.1; issue 16: run a pass, trace an entry), over
+//! `curator_harness::Harness`. A pass requested here never waits for one already running: the
+//! call fails at once with `curator_busy`, naming the lock's holder.
 //!
 //! Which state directory a call acts on is a security decision, not a convenience: over stdio
 //! (`curator mcp`, the agent runs as the same user on the same machine) a call may name its own
@@ -9,10 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
-use curator_harness::{Harness, HarnessOptions, Timestamp};
+use curator_harness::{Harness, HarnessOptions, Timestamp, Trigger};
 
 use super::schema::{
     HarnessAppendInput, HarnessAppendOutput, HarnessContextInput, HarnessContextOutput,
+    HarnessCurateInput, HarnessCurateOutput, HarnessTraceHit, HarnessTraceInput,
+    HarnessTraceOutput,
 };
 use super::tools::ToolContext;
 use crate::error::ApiError;
@@ -37,6 +41,65 @@ pub(crate) fn harness_context(
 ) -> Result<HarnessContextOutput, ApiError> {
     with_harness(ctx, input.state_dir.as_deref(), |h| {
         Ok(HarnessContextOutput { context: h.context(&input.role)?, role: input.role.clone() })
+    })
+}
+
+/// `harness_curate`: one curator pass, refused at once while another runs.
+pub(crate) fn harness_curate(
+    ctx: &ToolContext,
+    input: HarnessCurateInput,
+) -> Result<HarnessCurateOutput, ApiError> {
+    let trigger = match input.trigger.as_deref() {
+        None => Trigger::Manual,
+        Some(t) => Trigger::parse(t).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "trigger must be done, escalate, manual or periodic, got {t:?}"
+            ))
+        })?,
+    };
+    with_harness(ctx, input.state_dir.as_deref(), |h| {
+        let report = h.curate_at_once(trigger, Timestamp::now())?;
+        Ok(HarnessCurateOutput {
+            line: report.line(),
+            trigger: trigger.as_str().to_owned(),
+            partial: report.is_partial(),
+            issues_error: report.issues_error.clone(),
+            dispositions: report
+                .dispositions
+                .entries
+                .iter()
+                .map(|(d, n)| (d.as_str().to_owned(), *n))
+                .collect(),
+            notes: report.notes,
+            changed: report.changed,
+        })
+    })
+}
+
+/// `harness_trace`: where an entry went.
+pub(crate) fn harness_trace(
+    ctx: &ToolContext,
+    input: HarnessTraceInput,
+) -> Result<HarnessTraceOutput, ApiError> {
+    with_harness(ctx, input.state_dir.as_deref(), |h| {
+        let report = h.trace(&input.text)?;
+        let hits = report
+            .hits
+            .into_iter()
+            .map(|hit| {
+                let r = hit.record.as_ref();
+                HarnessTraceHit {
+                    place: hit.place,
+                    text: hit.text,
+                    disposition: r.map(|r| r.disposition.as_str().to_owned()),
+                    to: r.map(|r| r.to.clone()).unwrap_or_default(),
+                    item: r.and_then(|r| r.item.clone()),
+                    reason: r.and_then(|r| r.reason.clone()),
+                    still_there: hit.still_there,
+                }
+            })
+            .collect();
+        Ok(HarnessTraceOutput { query: report.query, hits, truncated: report.truncated })
     })
 }
 
@@ -120,6 +183,47 @@ mod tests {
             text: "x".into(),
         };
         assert_eq!(harness_append(&f.ctx, input).unwrap_err().code(), "bad_request");
+    }
+
+    #[test]
+    fn a_pass_requested_during_a_pass_is_refused_at_once_naming_the_holder() {
+        let f = fixture(true);
+        let state_dir = f.state_dir.display().to_string();
+        let append = |text: &str| HarnessAppendInput {
+            state_dir: Some(state_dir.clone()),
+            role: "debugger".into(),
+            feature: Some("F-031".into()),
+            trick: None,
+            text: text.into(),
+        };
+        harness_append(&f.ctx, append("the webhook reads STRIPE_SECRET at import time")).unwrap();
+        // Another process's pass holds the lock.
+        let lock = f.state_dir.join("memory/.curator.lock");
+        let held = curator_store::acquire_lock(&lock, &Default::default()).unwrap();
+        let started = std::time::Instant::now();
+        let input =
+            HarnessCurateInput { trigger: Some("done".into()), state_dir: Some(state_dir.clone()) };
+        let err = harness_curate(&f.ctx, input).unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "refused at once");
+        assert_eq!((err.status().as_u16(), err.code()), (409, "curator_busy"));
+        assert!(
+            err.message().contains(&format!("pid {}", std::process::id())),
+            "{}",
+            err.message()
+        );
+        drop(held);
+        let input = HarnessCurateInput { trigger: None, state_dir: Some(state_dir.clone()) };
+        let out = harness_curate(&f.ctx, input).unwrap();
+        assert!(out.line.starts_with("CURATED "), "{}", out.line);
+        assert!(!out.partial);
+        let trace = harness_trace(
+            &f.ctx,
+            HarnessTraceInput { text: "stripe_secret".into(), state_dir: Some(state_dir) },
+        )
+        .unwrap();
+        assert!(!trace.hits.is_empty(), "{trace:?}");
+        assert!(trace.hits.iter().any(|h| h.place == "raw.md"), "{trace:?}");
+        assert!(trace.hits.iter().any(|h| h.place.starts_with("MEMORY.md")), "{trace:?}");
     }
 
     #[test]

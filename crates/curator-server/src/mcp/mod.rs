@@ -49,8 +49,8 @@ step_index so the injection is recorded. When the run ends call record_run with 
 observations that helped a passed run gain trust, those injected into a failed step lose it. Use \
 propose_decisions to add a fact worth remembering or to confirm/deprecate one explicitly; \
 list_observations and get_observation read memory without changing it. For a coding-agent \
-harness, harness_append logs one observation line and harness_context gives a role's prompt \
-preamble.";
+harness, harness_append logs one observation line, harness_context gives a role's prompt \
+preamble, harness_curate runs a curator pass and harness_trace says where an entry went.";
 
 /// The MCP server over one memory root: cheap to clone (the state is an `Arc`).
 #[derive(Debug, Clone)]

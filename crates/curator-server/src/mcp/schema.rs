@@ -351,6 +351,78 @@ pub(crate) struct HarnessContextOutput {
     pub(crate) context: String,
 }
 
+/// `harness_curate`: a curator pass over the harness memory.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HarnessCurateInput {
+    /// `manual` (default), `done`, `escalate` or `periodic`.
+    #[serde(default)]
+    pub(crate) trigger: Option<String>,
+    /// The harness state directory (stdio only; over HTTP the server's configured one is used).
+    #[serde(default)]
+    pub(crate) state_dir: Option<String>,
+}
+
+/// What a pass did.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HarnessCurateOutput {
+    /// The one `CURATED …` line.
+    pub(crate) line: String,
+    pub(crate) trigger: String,
+    /// The issues part failed (issues.json left as it was); memory was still curated.
+    pub(crate) partial: bool,
+    /// Why the issues part failed.
+    pub(crate) issues_error: Option<String>,
+    /// Archive records this pass wrote, per disposition (promoted, merged, kept, absorbed,
+    /// dropped), for raw.md entries.
+    pub(crate) dispositions: std::collections::BTreeMap<String, u64>,
+    /// Drops, near-format lines, compactions, identity appends.
+    pub(crate) notes: Vec<String>,
+    /// Files whose bytes changed.
+    pub(crate) changed: Vec<String>,
+}
+
+/// `harness_trace`: where an entry went.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HarnessTraceInput {
+    /// Text to look for, case-insensitive (a word or phrase of the entry).
+    pub(crate) text: String,
+    /// The harness state directory (stdio only; over HTTP the server's configured one is used).
+    #[serde(default)]
+    pub(crate) state_dir: Option<String>,
+}
+
+/// One place the text was found.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HarnessTraceHit {
+    /// `raw.md`, `archive`, `MEMORY.md ## <section>`, `identity/<role>.md`.
+    pub(crate) place: String,
+    pub(crate) text: String,
+    /// For archive hits: promoted, merged, kept, absorbed or dropped.
+    pub(crate) disposition: Option<String>,
+    /// For archive hits: where its content is now.
+    pub(crate) to: Vec<String>,
+    /// For archive hits: the item it became part of.
+    pub(crate) item: Option<String>,
+    /// For archive hits: why (absorbed, dropped, kept verbatim).
+    pub(crate) reason: Option<String>,
+    /// For promoted or merged entries: whether the item is still in its target.
+    pub(crate) still_there: Option<bool>,
+}
+
+/// Where the text was found.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HarnessTraceOutput {
+    pub(crate) query: String,
+    pub(crate) hits: Vec<HarnessTraceHit>,
+    /// More hits existed than were returned.
+    pub(crate) truncated: bool,
+}
+
 /// Passes the engine's JSON for a value through its mirror type.
 pub(crate) fn mirror<M: DeserializeOwned>(
     what: &str,

@@ -3,7 +3,12 @@
 //!
 //! Reads show the layer files as they are on disk plus the status against each bound; the two
 //! triggers run the harness crate's own operations (`triage`, a manual curator pass) under its
-//! locks. Without `--harness-state` every route answers 404 `harness_not_configured`.
+//! locks, and never wait for a pass already running: they answer 409 `curator_busy` at once,
+//! naming the lock's holder (§8.1; issue 16). `/harness/trace?text=` says where an entry went
+//! (raw.md, the archive with its disposition, MEMORY.md, identity). A pass whose issues part
+//! failed (a broken issues.json, left as it was) answers 200 with `partial: true` and the error:
+//! the memory part was done. Without `--harness-state` every route answers 404
+//! `harness_not_configured`; with one that does not exist, 404 `harness_state_missing`.
 
 use std::path::Path as FsPath;
 
@@ -15,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::ApiRoutes;
 use crate::error::ApiError;
-use crate::extract::MaybeJson;
+use crate::extract::{ApiQuery, MaybeJson};
 use crate::state::{AppState, blocking};
 
 /// Largest layer file shown whole; the rest is cut with a note (the bounds keep real files far
@@ -27,8 +32,29 @@ pub(crate) fn router() -> ApiRoutes {
         .get("/harness", overview)
         .get("/harness/issues", issues)
         .get("/harness/context/{role}", context)
+        .get("/harness/trace", trace)
         .post("/harness/triage", triage)
         .post("/harness/curate", curate)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TraceQuery {
+    /// Text to look for (case-insensitive).
+    text: String,
+}
+
+/// Where `text` went (`harness trace`).
+pub(crate) fn run_trace(state: &AppState, text: &str) -> Result<Value, ApiError> {
+    let report = state.require_harness()?.trace(text)?;
+    serde_json::to_value(report).map_err(|e| ApiError::internal(format!("encoding the trace: {e}")))
+}
+
+async fn trace(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<TraceQuery>,
+) -> Result<Json<Value>, ApiError> {
+    blocking(&state, move |s| run_trace(&s, &q.text)).await.map(Json)
 }
 
 /// One identity file.
@@ -155,10 +181,13 @@ pub(crate) fn run_curate(state: &AppState, trigger: Option<&str>) -> Result<Valu
             ))
         })?,
     };
-    let report = state.require_harness()?.curate(trigger, Timestamp::now())?;
+    let report = state.require_harness()?.curate_at_once(trigger, Timestamp::now())?;
     Ok(json!({
         "line": report.line(),
         "trigger": trigger.as_str(),
+        "partial": report.is_partial(),
+        "issues_error": report.issues_error,
+        "dispositions": report.dispositions,
         "decisions": report.decisions,
         "lessons": report.lessons,
         "absorbed": report.absorbed,
