@@ -249,8 +249,13 @@ impl IdentityFile {
 
     /// Whether a section already holds an entry of the same lemma as `statement`.
     pub fn has_lemma(&self, section: IdentitySection, statement: &str) -> bool {
+        self.find_lemma(section, statement).is_some()
+    }
+
+    /// The entry of a section with the same lemma as `statement`, if any.
+    pub fn find_lemma(&self, section: IdentitySection, statement: &str) -> Option<IdentityEntry> {
         let lemma = Lemma::new(statement);
-        self.entries(section).iter().any(|e| {
+        self.entries(section).into_iter().find(|e| {
             let text =
                 CORRECTION.captures(&e.statement).map_or(e.statement.clone(), |c| c[2].to_string());
             Lemma::new(&text).same_as(&lemma)

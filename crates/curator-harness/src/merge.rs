@@ -105,7 +105,12 @@ pub(crate) struct MergeContext<'a> {
 enum State {
     Live,
     Dropped(String),
-    Graduated { target: String, statement: String },
+    /// Left MEMORY.md for an identity file; `merged` when the file already held the lemma.
+    Graduated {
+        target: String,
+        statement: String,
+        merged: bool,
+    },
 }
 
 /// A live item and what this pass learned about it.
@@ -579,7 +584,12 @@ impl<'a> Merger<'a> {
         let mut gone = BTreeSet::new();
         for id in self.touched(Section::Lessons) {
             let l = &self.live[&id];
-            if !l.trick || l.specific || l.item.sightings() < 2 {
+            // A lemma the worker's identity already holds needs no second feature: the sighting
+            // confirms it there instead of starting over as a MEMORY.md candidate.
+            let known = ids
+                .get("worker")
+                .is_some_and(|f| f.has_lemma(IdentitySection::Patterns, &l.item.statement));
+            if !l.trick || l.specific || (l.item.sightings() < 2 && !known) {
                 continue;
             }
             let entry = IdentityEntry {
@@ -589,14 +599,17 @@ impl<'a> Merger<'a> {
                 missions: vec![self.cx.mission.to_string()],
                 reconfirmed: None,
             };
-            let statement = entry.statement.clone();
-            out.append(ids, "worker", IdentitySection::Patterns, entry);
+            let (statement, merged) =
+                match out.append(ids, "worker", IdentitySection::Patterns, entry.clone()) {
+                    Some(existing) => (existing, true),
+                    None => (entry.statement, false),
+                };
             let target = format!("identity/worker.md {}", IdentitySection::Patterns.heading());
             let l = self.live.remove(&id).expect("live");
             self.index.remove(id);
             self.lines -= l.lines;
             self.bytes -= l.bytes;
-            self.states[id as usize] = State::Graduated { target, statement };
+            self.states[id as usize] = State::Graduated { target, statement, merged };
             gone.insert(id);
         }
         self.order[Section::Lessons as usize].retain(|id| !gone.contains(id));
@@ -751,22 +764,23 @@ struct Promotions {
 }
 
 impl Promotions {
+    /// Appends unless the section already holds the lemma; then returns that entry's statement.
     fn append(
         &mut self,
         ids: &mut Identities,
         role: &str,
         section: IdentitySection,
         entry: IdentityEntry,
-    ) {
+    ) -> Option<String> {
         let file = ids.entry(role.to_string()).or_insert_with(|| IdentityFile::seed(role));
-        if file.has_lemma(section, &entry.statement) {
-            return;
+        if let Some(existing) = file.find_lemma(section, &entry.statement) {
+            return Some(existing.statement);
         }
         self.appends.push((role.to_string(), section, entry.statement.clone()));
         self.changed.insert(role.to_string());
         file.append(section, &entry);
+        None
     }
-
     fn also(&mut self, id: u32, target: String) {
         let v = self.also.entry(id).or_default();
         if !v.contains(&target) {
@@ -826,11 +840,15 @@ impl MergeResult {
                                 .then(|| "could not be read as an entry; kept verbatim".into()),
                         }
                     }
-                    State::Graduated { target, statement } => Resolved {
-                        disposition: if verbatim { Disposition::Kept } else { base },
+                    State::Graduated { target, statement, merged } => Resolved {
+                        disposition: if *merged { Disposition::Merged } else { base },
                         to: vec![target.clone()],
                         item: Some(statement.clone()),
-                        reason: Some("TRICK seen by two features: graduated to identity".into()),
+                        reason: Some(if *merged {
+                            "TRICK the worker's identity already holds: confirmed there".into()
+                        } else {
+                            "TRICK seen by two features: graduated to identity".into()
+                        }),
                     },
                     State::Dropped(reason) => Resolved {
                         disposition: Disposition::Dropped,

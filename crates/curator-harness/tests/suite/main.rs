@@ -17,3 +17,5 @@ mod promotion;
 mod raw;
 /// Issue 16's rules and errors, one test each.
 mod rules;
+/// Issue 16's scenario: 540 mixed entries, 3 passes, every entry accounted for.
+mod scenario;
