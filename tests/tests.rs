@@ -9,8 +9,11 @@ mod util;
 // init / add / show / list / rm / lint: the store's CLI basics (issue 2).
 mod store_cli;
 
-// curator harness append / issue / triage / curate / context / status (issue 5).
+// curator harness append / issue / triage / curate / context / status / trace (issues 5, 16).
 mod harness;
+
+// SIGKILL at random points of a hundred harness passes while a writer appends (issue 16).
+mod harness_kill;
 
 // curate / history / undo / breaker: the curator through the binary (issue 4).
 mod curate_cli;

@@ -188,7 +188,7 @@ pub(crate) struct MergeResult {
 }
 
 /// How many near-format lines a pass names one by one (the rest are counted).
-const NEAR_FORMAT_SHOWN: usize = 20;
+const NEAR_FORMAT_SHOWN: usize = 5;
 /// Invocation ids remembered per item per pass (only "≥ 2 distinct" is ever asked).
 const INVOCATIONS_MAX: usize = 8;
 

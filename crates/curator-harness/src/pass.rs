@@ -150,6 +150,9 @@ pub(crate) fn is_safe_role(role: &str) -> bool {
     !role.is_empty() && role.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
+/// Identity appends a report names one by one.
+const NOTES_SHOWN: usize = 20;
+
 /// Read buffer for raw.md.
 const READ_BUFFER: usize = 256 * 1024;
 
@@ -445,10 +448,17 @@ impl Harness {
         report.decisions = result.doc.count(Section::Decisions);
         report.lessons = result.doc.count(Section::Lessons);
         report.promoted = result.identity_appends.len();
-        for (role, section, statement) in &result.identity_appends {
+        // Named one by one up to a point: a first pass over a big raw.md can append hundreds.
+        for (role, section, statement) in result.identity_appends.iter().take(NOTES_SHOWN) {
             report.notes.push(format!(
                 "identity/{role}.md {}: {statement}",
                 section.heading().trim_start_matches("## ")
+            ));
+        }
+        if result.identity_appends.len() > NOTES_SHOWN {
+            report.notes.push(format!(
+                "… and {} more identity entries",
+                result.identity_appends.len() - NOTES_SHOWN
             ));
         }
         Ok(report)

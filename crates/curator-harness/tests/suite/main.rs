@@ -5,6 +5,8 @@ mod common;
 
 /// §5, §6, §7 bounds: summary under a 500-line MEMORY.md, MEMORY.md 200 lines, identity compaction.
 mod bounds;
+/// Issue 16: a pass or triage killed at each stage, then recovered by the next.
+mod crash;
 /// §3 pending records, triage, ids, aliases, auto-close.
 mod issues;
 /// A replayed mission: dozens of raw entries, a dozen pending issues, two passes.
