@@ -55,6 +55,8 @@ TOOLS = [
     "get_observation",
     "harness_append",
     "harness_context",
+    "harness_curate",
+    "harness_trace",
 ]
 
 
@@ -266,6 +268,12 @@ async def scenario(
         assert line in (state_dir / "memory" / "raw.md").read_text()
         out = structured(await client.call_tool("harness_context", {"role": "worker", "state_dir": str(state_dir)}))
         assert out["role"] == "worker" and out["context"], out
+        # A pass, then where the line went (issue 16).
+        run = structured(await client.call_tool("harness_curate", {"state_dir": str(state_dir)}))
+        assert run["line"].startswith("CURATED ") and run["partial"] is False, run
+        trace = structured(await client.call_tool("harness_trace", {"text": "seed the db", "state_dir": str(state_dir)}))
+        places = [h["place"] for h in trace["hits"]]
+        assert "raw.md" in places and "MEMORY.md ## Lessons" in places, trace
 
     for name, body in [
         ("initialize", initialize),
@@ -277,7 +285,7 @@ async def scenario(
         ("bad input is a tool error", bad_input),
         ("unknown id is a tool error", unknown_id),
         ("propose decisions, list observations", propose_and_list),
-        ("harness append and context", harness),
+        ("harness append, context, curate and trace", harness),
     ]:
         await results.check(f"{label}: {name}", body)
 

@@ -9,6 +9,8 @@ mod bounds;
 mod crash;
 /// §3 pending records, triage, ids, aliases, auto-close.
 mod issues;
+/// The optional LLM judge against a mock OpenAI-compatible server on 127.0.0.1.
+mod judge;
 /// A replayed mission: dozens of raw entries, a dozen pending issues, two passes.
 mod mission;
 /// §8.2 pass order, output line, idempotency, context and status, LLM rewrite validation.
