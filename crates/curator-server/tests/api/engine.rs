@@ -363,3 +363,76 @@ async fn harness_routes_say_when_none_is_configured_and_work_when_one_is() {
     assert_eq!(pass.status, StatusCode::OK, "{}", pass.text);
     assert!(pass.json()["line"].as_str().unwrap().starts_with("CURATED "), "{}", pass.text);
 }
+
+#[tokio::test]
+async fn harness_triggers_during_a_pass_get_409_at_once_and_trace_says_where_entries_went() {
+    let f = Fixture::new();
+    let state_dir = f.dir.path().join("project/.harness");
+    let identity = f.dir.path().join("identity");
+    let harness = |dir: &std::path::Path| {
+        curator_harness::Harness::open(dir, &identity, curator_harness::HarnessOptions::default())
+    };
+    // A configured state directory that does not exist: 404, nothing created.
+    let missing = f.dir.path().join("typo/.harness");
+    let app = curator_server::app(
+        f.state(ServerOptions { harness: Some(harness(&missing)), ..ServerOptions::default() }),
+    );
+    let m = post(&app, "/api/v1/harness/curate").await.error(404, "harness_state_missing");
+    assert!(m.contains("does not exist"), "{m}");
+    assert!(!missing.exists());
+
+    let h = harness(&state_dir);
+    h.append(
+        "debugger",
+        Some("F-031"),
+        false,
+        "the webhook reads STRIPE_SECRET at import time",
+        curator_harness::Timestamp::now(),
+    )
+    .unwrap();
+    let app = curator_server::app(
+        f.state(ServerOptions { harness: Some(h), ..ServerOptions::default() }),
+    );
+    // Another process's pass holds the lock: refused at once, the holder named.
+    let held = curator_store::acquire_lock(
+        &state_dir.join("memory/.curator.lock"),
+        &curator_store::LockOptions::default(),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let m = json(&app, "POST", "/api/v1/harness/curate", &json!({"trigger": "done"}))
+        .await
+        .error(409, "curator_busy");
+    assert!(m.contains(&format!("pid {}", std::process::id())), "{m}");
+    post(&app, "/api/v1/harness/triage").await.error(409, "curator_busy");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "no waiting");
+    drop(held);
+    let pass = post(&app, "/api/v1/harness/curate").await;
+    assert_eq!(pass.status, StatusCode::OK, "{}", pass.text);
+    assert_eq!(pass.json()["partial"], false);
+
+    let trace = get(&app, "/api/v1/harness/trace?text=stripe_secret").await;
+    assert_eq!(trace.status, StatusCode::OK, "{}", trace.text);
+    let places: Vec<String> = trace.json()["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["place"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(places, ["raw.md", "MEMORY.md ## Lessons"]);
+    get(&app, "/api/v1/harness/trace").await.error(400, "bad_request");
+
+    // A broken issues.json: the pass is partial, memory still curated, the file left alone.
+    std::fs::write(state_dir.join("issues.json"), "{ not json").unwrap();
+    std::fs::write(
+        state_dir.join("pending-issues.jsonl"),
+        "{\"title\":\"a\",\"severity\":\"nit\"}\n",
+    )
+    .unwrap();
+    let pass = post(&app, "/api/v1/harness/curate").await;
+    assert_eq!(pass.status, StatusCode::OK, "{}", pass.text);
+    let v = pass.json();
+    assert_eq!(v["partial"], true);
+    assert!(v["issues_error"].as_str().unwrap().contains("invalid JSON"), "{v}");
+    assert_eq!(std::fs::read_to_string(state_dir.join("issues.json")).unwrap(), "{ not json");
+}
