@@ -102,10 +102,11 @@ fn archive_files(state: &Path, prefix: &str) -> Vec<PathBuf> {
 
 #[test]
 fn sigkill_at_random_points_of_a_hundred_passes_loses_nothing() {
-    let seed: u64 = std::env::var("CURATOR_KILL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::process::id() as u64 * 0x9E37_79B9 ^ 0xD1B5_4A32_D192_ED03);
+    let seed: u64 =
+        std::env::var("CURATOR_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            now.map_or(0x9E37_79B9, |d| d.as_nanos() as u64)
+        });
     eprintln!("CURATOR_KILL_SEED={seed}");
     let mut rng = Rng(seed | 1);
     let dir = Dir::new("harness-kill");

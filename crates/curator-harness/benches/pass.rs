@@ -274,8 +274,8 @@ fn run(dir: &Path) {
     let started = Instant::now();
     let report = harness.curate(Trigger::Done, now).expect("the pass succeeds");
     let wall = started.elapsed();
-    println!("{}", report.line());
-    println!("pass wall time: {:.2} s", wall.as_secs_f64());
+    eprintln!("{}", report.line());
+    eprintln!("pass wall time: {:.2} s", wall.as_secs_f64());
 }
 
 fn main() {

@@ -15,6 +15,7 @@
 //! raw.md never holds more than a few hundred live items. An item dropped that way is reported
 //! like any other drop; a later sighting of the same lesson starts a new item.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::bounds::{ITEM_MAX_CHARS, MEMORY_MAX_BYTES, MEMORY_MAX_LINES, cap_chars};
@@ -104,7 +105,8 @@ pub(crate) struct MergeContext<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum State {
     Live,
-    Dropped(String),
+    /// Removed; the reason is one of the tiers' (static) or a stale item's (owned).
+    Dropped(Cow<'static, str>),
     /// Left MEMORY.md for an identity file; `merged` when the file already held the lemma.
     Graduated {
         target: String,
@@ -368,10 +370,10 @@ impl<'a> Merger<'a> {
         let why = c.why.as_deref().map(|w| cap_chars(w, ITEM_MAX_CHARS / 2));
         let role = s.role.to_string();
         let (item, created) = self.upsert(section, &statement, why.as_deref(), s, false);
-        if c.convention || is_convention(&statement) {
-            if let Some(l) = self.live.get_mut(&item) {
-                l.forgetter = l.forgetter.take().or_else(|| forgetter(&statement)).or(Some(role));
-            }
+        if (c.convention || is_convention(&statement))
+            && let Some(l) = self.live.get_mut(&item)
+        {
+            l.forgetter = l.forgetter.take().or_else(|| forgetter(&statement)).or(Some(role));
         }
         Fate::Fed { item, created, verbatim: false }
     }
@@ -463,7 +465,7 @@ impl<'a> Merger<'a> {
                 if !self.over(MEMORY_MAX_LINES, MEMORY_MAX_BYTES) {
                     break;
                 }
-                self.drop_item(id, tier.reason.to_string());
+                self.drop_item(id, Cow::Borrowed(tier.reason));
                 gone.insert(id);
             }
             self.order[tier.section as usize].retain(|id| !gone.contains(id));
@@ -471,7 +473,7 @@ impl<'a> Merger<'a> {
     }
 
     /// Removes a live item; the caller fixes `order`.
-    fn drop_item(&mut self, id: u32, reason: String) {
+    fn drop_item(&mut self, id: u32, reason: Cow<'static, str>) {
         let Some(l) = self.live.remove(&id) else { return };
         self.index.remove(id);
         self.lines -= l.lines;
@@ -481,7 +483,7 @@ impl<'a> Merger<'a> {
             self.removed.push(RemovedItem {
                 from: format!("MEMORY.md {}", l.section.heading()),
                 line: l.item.render(),
-                reason: reason.clone(),
+                reason: reason.to_string(),
             });
         }
         self.states[id as usize] = State::Dropped(reason);
@@ -567,7 +569,7 @@ impl<'a> Merger<'a> {
                 })
                 .collect();
             for (id, reason) in &stale {
-                self.drop_item(*id, format!("stale: {reason}"));
+                self.drop_item(*id, Cow::Owned(format!("stale: {reason}")));
             }
             let gone: BTreeSet<u32> = stale.iter().map(|(id, _)| *id).collect();
             self.order[section as usize].retain(|id| !gone.contains(id));
@@ -854,7 +856,7 @@ impl MergeResult {
                         disposition: Disposition::Dropped,
                         to: Vec::new(),
                         item: None,
-                        reason: Some(reason.clone()),
+                        reason: Some(reason.to_string()),
                     },
                 }
             }

@@ -113,12 +113,12 @@ fn append_writes_the_canonical_line_and_refuses_the_curator() {
         )
         .unwrap_err();
     assert!(err.to_string().contains("prompt_injection"), "{err}");
-    assert_eq!(segment(&env.read("memory/raw.md")).len(), 2);
+    assert_eq!(segment(env.read("memory/raw.md")).len(), 2);
     assert!(h.append("worker", None, false, "two\nlines", at("2026-04-24T10:06:00Z")).is_err());
     // A hand edit that left no final newline does not glue two entries together.
     env.write("memory/raw.md", "[2026-04-24T10:00:00Z] worker F-1 -: no newline");
     h.append("worker", Some("F-2"), false, "next", at("2026-04-24T10:07:00Z")).unwrap();
-    assert_eq!(segment(&env.read("memory/raw.md")).len(), 2);
+    assert_eq!(segment(env.read("memory/raw.md")).len(), 2);
 }
 
 fn twelve_entries() -> String {
