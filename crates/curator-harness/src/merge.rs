@@ -18,6 +18,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use rustc_hash::FxHashMap;
+
 use crate::bounds::{ITEM_MAX_CHARS, MEMORY_MAX_BYTES, MEMORY_MAX_LINES, cap_chars};
 use crate::classify::{Classified, KNOWN_ROLES, Rule, Verdict, classify, forgetter, is_convention};
 use crate::codebase::{ProjectIndex, feature_ids};
@@ -159,7 +161,7 @@ pub(crate) struct Merger<'a> {
     preamble: Vec<String>,
     order: [Vec<u32>; 4],
     states: Vec<State>,
-    live: HashMap<u32, Live>,
+    live: FxHashMap<u32, Live>,
     index: LemmaIndex,
     lines: usize,
     bytes: usize,
@@ -229,7 +231,7 @@ impl<'a> Merger<'a> {
             preamble: doc.preamble.clone(),
             order: Default::default(),
             states: Vec::new(),
-            live: HashMap::new(),
+            live: FxHashMap::default(),
             index: LemmaIndex::default(),
             lines,
             bytes,
