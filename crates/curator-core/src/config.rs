@@ -48,7 +48,7 @@ const MEMORY_KEYS: [&str; 14] = [
     "circuitBreakerThreshold",
 ];
 const CURATOR_PATH: &str = "curator";
-const CURATOR_KEYS: [&str; 3] = ["queryMode", "llm", "store"];
+const CURATOR_KEYS: [&str; 4] = ["queryMode", "llm", "store", "unknownKeys"];
 const LLM_PATH: &str = "curator.llm";
 const LLM_KEYS: [&str; 7] =
     ["baseUrl", "model", "apiKeyEnv", "timeoutMs", "maxRetries", "backoffMs", "maxObservations"];
@@ -179,6 +179,9 @@ pub struct CuratorOptions {
     /// `store`: where observations live when neither `--store` nor `$CURATOR_STORE` says
     /// (`postgres://…` for curator-pg, `file` for the memory root); `None` is the file store.
     pub store: Option<String>,
+    /// `unknownKeys`: `reject` (default: a key a run record or decisions document does not
+    /// define is an error naming the nearest known key) or `ignore` (agent-qa's zod behaviour).
+    pub ignore_unknown_keys: bool,
 }
 
 /// `curator.llm`: where `curate --llm` sends its chat-completions request (issue 4).
@@ -369,7 +372,16 @@ fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError
         Some(other) => return Err(b.err("llm", format!("must be a mapping, got {}", show(other)))),
     };
     let store = b.string("store")?.map(str::to_owned);
-    Ok(CuratorOptions { query_mode, block_present: true, llm, store })
+    let ignore_unknown_keys = match b.string("unknownKeys")? {
+        None | Some("reject") => false,
+        Some("ignore") => true,
+        Some(other) => {
+            return Err(
+                b.err("unknownKeys", format!("must be \"reject\" or \"ignore\", got {other:?}"))
+            );
+        }
+    };
+    Ok(CuratorOptions { query_mode, block_present: true, llm, store, ignore_unknown_keys })
 }
 
 fn llm_block(map: &Map<String, Value>) -> Result<LlmOptions, ConfigError> {
@@ -563,5 +575,17 @@ mod tests {
         assert!(err.to_string().contains("curator.llm.modell"), "{err}");
         let err = Config::from_yaml_str("curator:\n  llm:\n    timeoutMs: 0\n", dir).unwrap_err();
         assert!(err.to_string().contains("curator.llm.timeoutMs"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_unless_the_parity_setting_says_ignore() {
+        let dir = Path::new("/cfg");
+        assert!(!Config::from_yaml_str("", dir).unwrap().curator.ignore_unknown_keys);
+        let c = Config::from_yaml_str("curator:\n  unknownKeys: ignore\n", dir).unwrap();
+        assert!(c.curator.ignore_unknown_keys);
+        let c = Config::from_yaml_str("curator:\n  unknownKeys: reject\n", dir).unwrap();
+        assert!(!c.curator.ignore_unknown_keys);
+        let err = Config::from_yaml_str("curator:\n  unknownKeys: maybe\n", dir).unwrap_err();
+        assert!(err.to_string().contains("curator.unknownKeys"), "{err}");
     }
 }

@@ -50,6 +50,16 @@ pub struct UndoReport {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum UndoError {
+    /// The id cannot name a run (`../../x`): refused before the journal is read.
+    #[error(
+        "{run_id:?} is not a valid run id (letters, digits, '.', '_' and '-', at most 128 characters)"
+    )]
+    InvalidRunId { run_id: String },
+    /// No change was ever journaled under this run id.
+    #[error(
+        "run {run_id} is not in the journal: no change was recorded under this run id (a run that changed nothing leaves no entry)"
+    )]
+    UnknownRun { run_id: String },
     #[error("run {run_id} changed no file: nothing to undo")]
     NothingToUndo { run_id: String },
     #[error("run {run_id} was already undone (journal run {undo_run_id})")]
@@ -91,6 +101,9 @@ fn target(run_id: &str, e: &JournalEntry) -> Result<Target, UndoError> {
 /// Reverts every file change of the newest standing application of `run_id`, or refuses
 /// naming the first conflicting file.
 pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
+    if !curator_store::is_valid_run_id(run_id) {
+        return Err(UndoError::InvalidRunId { run_id: run_id.to_owned() });
+    }
     let undo_run_id = format!("{UNDO_PREFIX}{run_id}");
     let mut refusal: Option<UndoError> = None;
     let mut reverted = Vec::new();
@@ -101,7 +114,7 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
         let run = RunApplications::load(&mut |f| tx.journal(f), run_id)?;
         let Some(app) = run.standing() else {
             refusal = Some(if run.applications.is_empty() {
-                UndoError::NothingToUndo { run_id: run_id.to_owned() }
+                UndoError::UnknownRun { run_id: run_id.to_owned() }
             } else {
                 UndoError::AlreadyUndone {
                     run_id: run_id.to_owned(),

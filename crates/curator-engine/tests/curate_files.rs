@@ -126,7 +126,10 @@ fn undo_restores_every_file_byte_for_byte() {
     let h = history(&store, &a).unwrap();
     let actions: Vec<Action> = h.iter().map(|e| e.action).collect();
     assert_eq!(actions, [Action::Confirm, Action::Confirm, Action::Undo, Action::Undo]);
-    assert!(matches!(undo(&store, "r_never"), Err(UndoError::NothingToUndo { .. })));
+    assert!(matches!(undo(&store, "r_never"), Err(UndoError::UnknownRun { .. })));
+    let err = undo(&store, "../../x").unwrap_err();
+    assert!(matches!(err, UndoError::InvalidRunId { .. }), "{err}");
+    assert!(err.to_string().contains("not a valid run id"), "{err}");
 }
 
 #[test]

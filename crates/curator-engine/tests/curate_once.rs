@@ -120,7 +120,7 @@ both!(a_run_that_changed_nothing_is_no_generation, |store| {
         record("failed", json!([{"name": "Log in", "status": "failed", "injected": []}]));
     let log = run(store, &failed_nothing_injected, &json!({"decisions": []}));
     assert_eq!((log.already_applied, log.generation, log.changed_anything()), (false, None, false));
-    assert!(matches!(undo(store, "r_test"), Err(UndoError::NothingToUndo { .. })));
+    assert!(matches!(undo(store, "r_test"), Err(UndoError::UnknownRun { .. })));
 });
 
 #[test]

@@ -188,6 +188,8 @@ impl From<UndoError> for ApiError {
     fn from(e: UndoError) -> Self {
         let (status, code) = match e {
             UndoError::Store(store) => return store.into(),
+            UndoError::InvalidRunId { .. } => (StatusCode::BAD_REQUEST, "invalid_run_id"),
+            UndoError::UnknownRun { .. } => (StatusCode::NOT_FOUND, "unknown_run"),
             UndoError::NothingToUndo { .. } => (StatusCode::NOT_FOUND, "nothing_to_undo"),
             UndoError::AlreadyUndone { .. } => (StatusCode::CONFLICT, "already_undone"),
             UndoError::Conflict { .. } => (StatusCode::CONFLICT, "undo_conflict"),

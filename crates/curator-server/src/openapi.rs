@@ -168,7 +168,7 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
         ("/runs/{run_id}/undo", "post", Op {
             summary: "Revert every change of a run, if the files are still as it left them",
             params: vec![run_param()], body: None, status: "200", result: obj(),
-            errors: &[("404", "the run changed no file"), ("409", "a file changed since, or already undone"), LOCKED],
+            errors: &[("400", "not a valid run id"), ("404", "the run is not in the journal, or changed no file"), ("409", "a file changed since, or already undone"), LOCKED],
         }.build()),
         ("/journal", "get", Op {
             summary: "Journal entries, newest first",

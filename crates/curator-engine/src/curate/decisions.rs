@@ -2,12 +2,15 @@
 //!
 //! The same JSON comes from a harness file, stdin, the HTTP API, MCP and the LLM, so it is
 //! validated in one place with errors that name the field (`decisions[2].observationId`).
-//! As in zod, keys the schema does not know are ignored, every listed field is required and
-//! `title` / `content` must be non-empty. Ids are *not* checked here: an unknown or malformed id
+//! Every listed field is required and `title` / `content` must be non-empty. A key the schema
+//! does not know is an error naming the nearest known key, except with [`UnknownKeys::Ignore`]
+//! (agent-qa's zod strips such keys; the LLM's answer is always read that way). Ids are *not* checked here: an unknown or malformed id
 //! is a per-decision error in the MemoryLog (§5.4), never a reason to drop the whole answer.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+
+use super::unknown_keys::{UnknownKeys, first_unknown};
 
 /// Where an added observation goes (`scope` of an add).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -71,23 +74,39 @@ fn err(field: impl Into<String>, rule: impl Into<String>) -> DecisionsError {
 }
 
 impl Decisions {
-    /// Parses and validates decisions JSON text.
+    /// Parses and validates decisions JSON text; an unknown key is an error.
     pub fn from_json(text: &str) -> Result<Self, DecisionsError> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| err("(document)", format!("not valid JSON: {e}")))?;
-        Self::from_value(&value)
+        Self::from_json_with(text, UnknownKeys::Reject)
     }
 
-    /// Validates an already parsed JSON value.
+    /// [`Decisions::from_json`] with a choice of what an unknown key does.
+    pub fn from_json_with(text: &str, unknown: UnknownKeys) -> Result<Self, DecisionsError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| err("(document)", format!("not valid JSON: {e}")))?;
+        Self::from_value_with(&value, unknown)
+    }
+
+    /// Validates an already parsed JSON value; an unknown key is an error.
     pub fn from_value(value: &Value) -> Result<Self, DecisionsError> {
+        Self::from_value_with(value, UnknownKeys::Reject)
+    }
+
+    /// [`Decisions::from_value`] with a choice of what an unknown key does.
+    pub fn from_value_with(value: &Value, unknown: UnknownKeys) -> Result<Self, DecisionsError> {
         let obj = value.as_object().ok_or_else(|| err("(document)", "must be a JSON object"))?;
+        if let Some((field, rule)) = first_unknown(obj, &["decisions"], "", unknown) {
+            return Err(err(field, rule));
+        }
         let list = obj
             .get("decisions")
             .ok_or_else(|| err("decisions", "is required"))?
             .as_array()
             .ok_or_else(|| err("decisions", "must be an array"))?;
-        let decisions =
-            list.iter().enumerate().map(|(i, d)| decision(d, i)).collect::<Result<_, _>>()?;
+        let decisions = list
+            .iter()
+            .enumerate()
+            .map(|(i, d)| decision(d, i, unknown))
+            .collect::<Result<_, _>>()?;
         Ok(Decisions { decisions })
     }
 
@@ -120,9 +139,23 @@ impl Decisions {
     }
 }
 
-fn decision(value: &Value, i: usize) -> Result<Decision, DecisionsError> {
+/// The keys of each kind of decision.
+fn decision_keys(action: &str) -> &'static [&'static str] {
+    match action {
+        "add" => &["action", "title", "content", "scope", "reasoning"],
+        "update" | "deprecate" => &["action", "observationId", "reasoning"],
+        _ => &["action", "reasoning"],
+    }
+}
+
+fn decision(value: &Value, i: usize, unknown: UnknownKeys) -> Result<Decision, DecisionsError> {
     let path = format!("decisions[{i}]");
     let obj = value.as_object().ok_or_else(|| err(&path, "must be an object"))?;
+    if let Some(Value::String(action)) = obj.get("action")
+        && let Some((field, rule)) = first_unknown(obj, decision_keys(action), &path, unknown)
+    {
+        return Err(err(field, rule));
+    }
     let field = |name: &str| -> Result<String, DecisionsError> {
         match obj.get(name) {
             Some(Value::String(s)) => Ok(s.clone()),
@@ -187,8 +220,19 @@ mod tests {
             {"action":"update","observationId":"obs_a","reasoning":"held","extra":1},
             {"action":"deprecate","observationId":"obs_b","reasoning":"wrong"},
             {"action":"noop","reasoning":"nothing"}]}"#;
-        let d = Decisions::from_json(text).unwrap();
+        let d = Decisions::from_json_with(text, UnknownKeys::Ignore).unwrap();
         assert_eq!(d.decisions.len(), 4);
+        let e = Decisions::from_json(text).unwrap_err();
+        assert_eq!(e.field, "decisions[1].extra");
+        let typo = r#"{"decisions":[{"action":"update","observationID":"obs_a","reasoning":"r"}]}"#;
+        let e = Decisions::from_json(typo).unwrap_err();
+        assert_eq!(e.field, "decisions[0].observationID");
+        assert!(e.rule.contains("did you mean \"observationId\""), "{e}");
+        let e = Decisions::from_json(r#"{"decisons":[]}"#).unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.rule.as_str()),
+            ("decisons", "unknown key (did you mean \"decisions\"?)")
+        );
         assert_eq!(
             d.decisions[1],
             Decision::Update { observation_id: "obs_a".into(), reasoning: "held".into() }

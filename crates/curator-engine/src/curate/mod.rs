@@ -31,6 +31,7 @@ mod memory_log;
 mod run_identity;
 mod run_record;
 mod suite_cleanup;
+mod unknown_keys;
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -45,6 +46,7 @@ pub use run_identity::content_run_id;
 pub use run_record::{
     AblationStatus, RunRecord, RunRecordError, RunStatus, StepRecord, SuiteInfo, TestInfo,
 };
+pub use unknown_keys::UnknownKeys;
 
 use crate::providers::{CuratorInput, DecisionProvider, ProviderError};
 use crate::runs::RunApplications;

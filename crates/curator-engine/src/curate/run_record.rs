@@ -3,14 +3,33 @@
 //!
 //! Validation happens once, here, before anything reads the store: every rule a record breaks is
 //! reported with the JSON path of the field (`steps[2].injected[0]`), so a harness author can fix
-//! the writer without reading curator's source. Unknown keys are ignored (a harness may send more
-//! than curator needs). Injected ids a step does not list are filled in later from the run
+//! the writer without reading curator's source. A key the format does not know is an error naming
+//! the nearest known key (a misspelt `observaton` would otherwise lose the step's `MEMO:`), unless
+//! the caller asks for agent-qa's leniency ([`UnknownKeys::Ignore`]). Injected ids a step does not list are filled in later from the run
 //! session `query --run` recorded; an id list given here is taken as the truth for that step.
 
 use std::collections::BTreeMap;
 
 use curator_core::{ScopeName, SnapshotEntry};
 use serde_json::{Map, Value};
+
+use super::unknown_keys::{UnknownKeys, first_unknown};
+
+/// The keys of each object of a run record (ARCHITECTURE.md "Run record").
+const RECORD_KEYS: &[&str] = &["run_id", "product", "test", "suite", "status", "steps", "ablation"];
+const TEST_KEYS: &[&str] = &["id", "name", "file"];
+const SUITE_KEYS: &[&str] = &["id", "tests", "position"];
+const STEP_KEYS: &[&str] = &[
+    "name",
+    "status",
+    "observation",
+    "error",
+    "reasoning",
+    "sub_actions",
+    "healing_attempts",
+    "injected",
+];
+const ABLATION_KEYS: &[&str] = &["status"];
 
 /// A run's outcome (`status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -106,22 +125,40 @@ fn err(field: impl Into<String>, rule: impl Into<String>) -> RunRecordError {
 }
 
 impl RunRecord {
-    /// Parses and validates a run record from JSON text.
+    /// Parses and validates a run record from JSON text; an unknown key is an error.
     pub fn from_json(text: &str) -> Result<Self, RunRecordError> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| err("(document)", format!("not valid JSON: {e}")))?;
-        Self::from_value(&value)
+        Self::from_json_with(text, UnknownKeys::Reject)
     }
 
-    /// Validates an already parsed JSON value.
+    /// [`RunRecord::from_json`] with a choice of what an unknown key does.
+    pub fn from_json_with(text: &str, unknown: UnknownKeys) -> Result<Self, RunRecordError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| err("(document)", format!("not valid JSON: {e}")))?;
+        Self::from_value_with(&value, unknown)
+    }
+
+    /// Validates an already parsed JSON value; an unknown key is an error.
     pub fn from_value(value: &Value) -> Result<Self, RunRecordError> {
+        Self::from_value_with(value, UnknownKeys::Reject)
+    }
+
+    /// [`RunRecord::from_value`] with a choice of what an unknown key does.
+    pub fn from_value_with(value: &Value, unknown: UnknownKeys) -> Result<Self, RunRecordError> {
+        let known = |obj: &Map<String, Value>, keys: &[&str], path: &str| match first_unknown(
+            obj, keys, path, unknown,
+        ) {
+            Some((field, rule)) => Err(err(field, rule)),
+            None => Ok(()),
+        };
         let obj = value.as_object().ok_or_else(|| err("(document)", "must be a JSON object"))?;
+        known(obj, RECORD_KEYS, "")?;
         let run_id = match opt_string(obj, "run_id", "run_id")? {
             Some(id) => Some(check_run_id(id)?),
             None => None,
         };
         let product = scope(obj, "product", "product")?;
         let test_obj = object(obj, "test", "test")?;
+        known(test_obj, TEST_KEYS, "test")?;
         let test = TestInfo {
             id: scope(test_obj, "id", "test.id")?,
             name: string(test_obj, "name", "test.name")?,
@@ -129,7 +166,11 @@ impl RunRecord {
         };
         let suite = match obj.get("suite") {
             None | Some(Value::Null) => None,
-            Some(_) => Some(suite_info(object(obj, "suite", "suite")?)?),
+            Some(_) => {
+                let suite = object(obj, "suite", "suite")?;
+                known(suite, SUITE_KEYS, "suite")?;
+                Some(suite_info(suite)?)
+            }
         };
         let status = match string(obj, "status", "status")?.as_str() {
             "passed" => RunStatus::Passed,
@@ -148,12 +189,18 @@ impl RunRecord {
             .ok_or_else(|| err("steps", "must be an array"))?
             .iter()
             .enumerate()
-            .map(|(i, step)| step_record(step, i))
+            .map(|(i, step)| {
+                if let Some(step) = step.as_object() {
+                    known(step, STEP_KEYS, &format!("steps[{i}]"))?;
+                }
+                step_record(step, i)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let ablation = match obj.get("ablation") {
             None | Some(Value::Null) => None,
             Some(_) => {
                 let a = object(obj, "ablation", "ablation")?;
+                known(a, ABLATION_KEYS, "ablation")?;
                 Some(match string(a, "status", "ablation.status")?.as_str() {
                     "passed" => AblationStatus::Passed,
                     "failed" => AblationStatus::Failed,
@@ -373,6 +420,35 @@ mod tests {
         v["run_id"] = json!("a/b");
         assert_eq!(error_of(v).field, "run_id");
         assert!(error_of(json!([])).to_string().contains("must be a JSON object"));
+    }
+
+    #[test]
+    fn an_unknown_key_is_an_error_naming_the_nearest_known_key_unless_ignored() {
+        let mut v = minimal();
+        v["steps"][0]["observaton"] = json!("MEMO: the cart badge lags");
+        let e = error_of(v.clone());
+        assert_eq!(e.field, "steps[0].observaton");
+        assert!(e.rule.contains("did you mean \"observation\""), "{e}");
+        let lenient = RunRecord::from_value_with(&v, UnknownKeys::Ignore).unwrap();
+        assert_eq!(lenient.steps[0].observation, None, "ignored, as agent-qa does");
+        for (path, patch) in [
+            ("statsu", json!({"statsu": "passed"})),
+            ("test.nmae", json!({"test": {"id": "t_x", "name": "L", "nmae": "x"}})),
+            (
+                "ablation.stauts",
+                json!({"status": "failed", "ablation": {"status": "passed", "stauts": 1}}),
+            ),
+            (
+                "suite.postion",
+                json!({"suite": {"id": "s", "tests": [{"test": "a", "id": "t"}], "position": 0, "postion": 0}}),
+            ),
+        ] {
+            let mut v = minimal();
+            for (k, val) in patch.as_object().unwrap() {
+                v[k] = val.clone();
+            }
+            assert_eq!(error_of(v).field, path);
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::curate::{Decisions, TokenUsage};
+use crate::curate::{Decisions, TokenUsage, UnknownKeys};
 
 use super::prompt::build_prompt;
 use super::{CuratorInput, DecisionProvider, ProviderAnswer, ProviderError};
@@ -197,7 +197,8 @@ pub(crate) fn parse_reply(reply: &Value) -> Result<ProviderAnswer, ProviderError
             return Err(ProviderError::CallFailed(format!("message content is not text: {other}")));
         }
     };
-    let decisions = Decisions::from_json(content).map_err(|e| {
+    // A model's extra key is no user's typo: ignored, as agent-qa's zod schema does.
+    let decisions = Decisions::from_json_with(content, UnknownKeys::Ignore).map_err(|e| {
         ProviderError::CallFailed(format!("answer breaks the decision schema: {e}"))
     })?;
     let usage = &reply["usage"];

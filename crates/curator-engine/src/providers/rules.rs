@@ -9,6 +9,9 @@
 //!    scope confirms that observation instead, and a repeat of an earlier MEMO of the same run is
 //!    dropped, so the rules never write the same fact twice.
 //!
+//! A reason names a step by its 0-based index, the number `query --step-index`, `step_index` and
+//! the run record's `steps[i]` use, so "step 1" is `steps[1]` everywhere (issue 15).
+//!
 //! The provider never deprecates: on a passed run there is no evidence against any memory, and
 //! failed runs take the §5.5 path without consulting a provider.
 
@@ -117,11 +120,7 @@ impl DecisionProvider for RulesProvider {
                 if confirmed.insert(id.as_str()) {
                     decisions.push(Decision::Update {
                         observation_id: id.clone(),
-                        reasoning: format!(
-                            "Injected into step {} ({}), which passed",
-                            i + 1,
-                            step.name
-                        ),
+                        reasoning: format!("Injected into step {i} ({}), which passed", step.name),
                     });
                 }
             }
@@ -153,7 +152,7 @@ impl DecisionProvider for RulesProvider {
                         observation_id: id.to_owned(),
                         reasoning: format!(
                             "MEMO in step {} restates this observation (similarity {sim:.2})",
-                            memo.step + 1
+                            memo.step
                         ),
                     });
                 }
@@ -171,7 +170,7 @@ impl DecisionProvider for RulesProvider {
                 title: memo_title(&memo.text),
                 content: memo.text.clone(),
                 scope: memo.scope,
-                reasoning: format!("Flagged with MEMO in step {}", memo.step + 1),
+                reasoning: format!("Flagged with MEMO in step {}", memo.step),
             });
             added.push((tier, scope, memo.text));
         }
@@ -239,6 +238,8 @@ mod tests {
             })
             .collect();
         assert_eq!(ids, [A]);
+        let Decision::Update { reasoning, .. } = &answer.decisions[0] else { unreachable!() };
+        assert_eq!(reasoning, "Injected into step 0 (one), which passed", "0-based, as step_index");
     }
 
     #[test]

@@ -136,7 +136,7 @@ async fn a_run_session_records_injections_and_its_record_is_curated_and_undone()
     let badge = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
     assert_eq!(badge["trust"], 0.8, "undo restored the file");
     post(&app, "/api/v1/runs/r_api-test-1/undo").await.error(409, "already_undone");
-    post(&app, "/api/v1/runs/r_never-ran/undo").await.error(404, "nothing_to_undo");
+    post(&app, "/api/v1/runs/r_never-ran/undo").await.error(404, "unknown_run");
 }
 
 #[tokio::test]
