@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// curator — memory for autonomous agents that has to earn its place.
 ///
@@ -28,8 +28,57 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-/// Flags every command accepts.
+/// Parses a command line: [`Cli`] with `--root` and `--store` hidden from every `harness`
+/// help, where they do not apply (clap propagates global flags to every subcommand).
+pub(crate) fn parse_from(
+    argv: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<(Cli, ArgMatches), clap::Error> {
+    let command = Cli::command();
+    // clap copies a global flag into a subcommand only when the subcommand has no flag of that
+    // id: a hidden copy in `harness` is therefore what its subcommands inherit.
+    let hidden: Vec<clap::Arg> = command
+        .get_arguments()
+        .filter(|a| matches!(a.get_id().as_str(), "root" | "store"))
+        .map(|a| a.clone().hide(true))
+        .collect();
+    let command = command.mut_subcommand("harness", |h| h.args(hidden));
+    let matches = command.try_get_matches_from(argv)?;
+    Ok((Cli::from_arg_matches(&matches)?, matches))
+}
+
+/// Old spellings accepted for one release (issue 15): `(subcommand, old flag, new flag)`.
+const DEPRECATED_FLAGS: [(&str, &str, &str); 6] = [
+    ("query", "--run", "--run-id"),
+    ("query", "--step", "--step-index"),
+    ("curate", "--run", "--run-record"),
+    ("harness", "--state", "--state-dir"),
+    ("serve", "--harness-state", "--state-dir"),
+    ("mcp", "--harness-state", "--state-dir"),
+];
+
+/// A warning for each deprecated spelling `argv` uses (clap's hidden aliases accept them
+/// silently). Only tokens before `--` are flags.
+pub(crate) fn deprecation_warnings(argv: &[String], matches: &ArgMatches) -> Vec<String> {
+    let Some(command) = matches.subcommand_name() else { return Vec::new() };
+    let flags = argv.iter().take_while(|a| *a != "--");
+    let mut warnings = Vec::new();
+    for token in flags {
+        for (sub, old, new) in DEPRECATED_FLAGS {
+            let used = token == old || token.strip_prefix(old).is_some_and(|r| r.starts_with('='));
+            if sub == command && used {
+                warnings.push(format!(
+                    "warning: `{command} {old}` is deprecated and will be removed in the next release; use {new}"
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// Flags every command accepts, listed under their own heading in every `--help` (`--root`
+/// and `--store` are hidden in `harness`, which keeps its state in `--state-dir`).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalArgs {
     /// Memory root directory (holds products/, suites/, tests/).
     #[arg(long, global = true, env = "CURATOR_ROOT", value_name = "DIR")]
@@ -139,12 +188,12 @@ pub(crate) struct QueryArgs {
     /// The child test's 0-based position in the suite.
     #[arg(long, requires = "suite")]
     pub(crate) position: Option<u64>,
-    /// Record the injected ids for this run (with --step), so `curate` finds them later.
-    #[arg(long, value_name = "RUN_ID", requires = "step")]
-    pub(crate) run: Option<String>,
-    /// The 0-based step index within the run.
-    #[arg(long, value_name = "I", requires = "run")]
-    pub(crate) step: Option<u64>,
+    /// Record the injected ids for this run (with --step-index), so `curate` finds them later.
+    #[arg(long, value_name = "RUN_ID", requires = "step_index", alias = "run")]
+    pub(crate) run_id: Option<String>,
+    /// The 0-based step index within the run (with --run-id).
+    #[arg(long, value_name = "N", requires = "run_id", alias = "step")]
+    pub(crate) step_index: Option<u64>,
     /// Only inject observations with at least this trust (default: config minTrust, 0.3).
     #[arg(long, value_name = "F")]
     pub(crate) min_trust: Option<f64>,
@@ -159,8 +208,18 @@ pub(crate) struct QueryArgs {
     #[arg(long, value_name = "KEY")]
     pub(crate) breaker: Option<String>,
     /// The step instruction as the planner sees it; `-` reads it from stdin.
-    #[arg(value_name = "TEXT")]
-    pub(crate) text: String,
+    #[arg(value_name = "STEP_TEXT", required_unless_present = "step_text")]
+    pub(crate) text: Option<String>,
+    /// The step text as a flag, for scripts that name every argument (same as STEP_TEXT).
+    #[arg(long, value_name = "TEXT", conflicts_with = "text")]
+    pub(crate) step_text: Option<String>,
+}
+
+impl QueryArgs {
+    /// The step text, positional or `--step-text` (clap requires exactly one).
+    pub(crate) fn step_text(&self) -> &str {
+        self.step_text.as_deref().or(self.text.as_deref()).unwrap_or_default()
+    }
 }
 
 /// Query modes on the command line.
@@ -202,8 +261,8 @@ pub(crate) struct ListArgs {
     /// Only this tier: product(s), suite(s) or test(s).
     #[arg(long, value_name = "TIER")]
     pub(crate) tier: Option<String>,
-    /// Only this scope folder (needs --tier).
-    #[arg(long, value_name = "SCOPE", requires = "tier")]
+    /// Only this scope folder (in every tier unless --tier narrows it).
+    #[arg(long, value_name = "SCOPE")]
     pub(crate) scope: Option<String>,
 }
 
@@ -221,10 +280,13 @@ pub(crate) struct RmArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("provider").args(["decisions", "llm", "rules"]))]
 pub(crate) struct CurateArgs {
-    /// The run record (JSON; `-` reads stdin). Steps without `injected` take the ids recorded by
-    /// `query --run` for the record's `run_id`.
-    #[arg(long = "run", value_name = "RUN.json")]
-    pub(crate) run: PathBuf,
+    /// The run record file (JSON; `-` reads stdin). Steps without `injected` take the ids
+    /// recorded by `query --run-id` for the record's `run_id`.
+    #[arg(value_name = "RUN_RECORD", required_unless_present = "run_record")]
+    pub(crate) run_record_file: Option<PathBuf>,
+    /// The run record file, as a flag (same as RUN_RECORD).
+    #[arg(long, value_name = "FILE", alias = "run", conflicts_with = "run_record_file")]
+    pub(crate) run_record: Option<PathBuf>,
     /// Apply these decisions (agent-qa's decisions JSON; `-` reads stdin).
     #[arg(long, value_name = "DEC.json")]
     pub(crate) decisions: Option<PathBuf>,
@@ -235,10 +297,20 @@ pub(crate) struct CurateArgs {
     /// what the agent flagged with `MEMO:`.
     #[arg(long)]
     pub(crate) rules: bool,
-    /// Also record this run in the circuit breaker KEY (§9): the ablation rerun, if any, as a
+    /// Also record this run in the circuit breaker KEY: the ablation rerun, if any, as a
     /// run without memory, then the run itself, with memory when any step had injections.
     #[arg(long, value_name = "KEY")]
     pub(crate) breaker: Option<String>,
+}
+
+impl CurateArgs {
+    /// The run record file, positional or `--run-record` (clap requires exactly one).
+    pub(crate) fn run_record(&self) -> &std::path::Path {
+        self.run_record
+            .as_deref()
+            .or(self.run_record_file.as_deref())
+            .unwrap_or(std::path::Path::new("-"))
+    }
 }
 
 /// `curator undo`.
@@ -312,7 +384,58 @@ mod tests {
         assert!(parse(&["curate", "--run", "r.json", "--llm"]).is_ok());
         assert!(parse(&["curate", "--run", "r.json", "--llm", "--rules"]).is_err());
         assert!(parse(&["curate", "--run", "r.json", "--decisions", "d.json", "--rules"]).is_err());
-        assert!(parse(&["curate", "--decisions", "d.json"]).is_err(), "--run is required");
+        assert!(parse(&["curate", "--decisions", "d.json"]).is_err(), "a run record is required");
+    }
+
+    #[test]
+    fn one_vocabulary_with_the_old_spellings_as_hidden_aliases() {
+        let curate = |argv: &[&str]| match parse(argv).unwrap().command {
+            Command::Curate(c) => c.run_record().to_path_buf(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(curate(&["curate", "r.json"]), PathBuf::from("r.json"));
+        assert_eq!(curate(&["curate", "--run-record", "r.json"]), PathBuf::from("r.json"));
+        assert_eq!(curate(&["curate", "--run", "r.json"]), PathBuf::from("r.json"));
+        assert!(parse(&["curate", "a.json", "--run-record", "b.json"]).is_err());
+        let query = |argv: &[&str]| match parse(argv).unwrap().command {
+            Command::Query(q) => (q.run_id.clone(), q.step_index, q.step_text().to_owned()),
+            other => panic!("{other:?}"),
+        };
+        fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+            ["query", "--product", "p", "--test", "t"].iter().chain(extra).copied().collect()
+        }
+        let want = (Some("r1".to_owned()), Some(2), "open the cart".to_owned());
+        assert_eq!(query(&with(&["--run-id", "r1", "--step-index", "2", "open the cart"])), want);
+        assert_eq!(
+            query(&with(&["--run-id", "r1", "--step-index", "2", "--step-text", "open the cart"])),
+            want
+        );
+        assert_eq!(query(&with(&["--run", "r1", "--step", "2", "open the cart"])), want);
+        assert!(parse(&with(&[])).is_err(), "the step text is required");
+        assert!(parse(&with(&["a", "--step-text", "b"])).is_err(), "one step text");
+        assert!(parse(&with(&["--run-id", "r1", "x"])).is_err(), "--run-id needs --step-index");
+    }
+
+    #[test]
+    fn help_puts_global_flags_apart_and_harness_hides_the_memory_root() {
+        let help = |argv: &[&str]| {
+            let err = crate::args::parse_from(
+                std::iter::once("curator").chain(argv.iter().copied()).map(Into::into),
+            )
+            .unwrap_err();
+            err.render().to_string()
+        };
+        let query = help(&["query", "--help"]);
+        let (own, global) = query.split_once("Global options:").expect("a global heading");
+        assert!(own.contains("--run-id") && !own.contains("--root"), "{query}");
+        assert!(global.contains("--root") && global.contains("--json"), "{query}");
+        assert!(!query.contains("--run ") && !query.contains("--step "), "aliases are hidden");
+        for argv in [&["harness", "--help"][..], &["harness", "status", "--help"]] {
+            let text = help(argv);
+            assert!(!text.contains("--root") && !text.contains("--store"), "{text}");
+            assert!(text.contains("--json"), "{text}");
+        }
+        assert!(help(&["harness", "--help"]).contains("--state-dir"));
     }
 
     #[test]
@@ -326,8 +449,8 @@ mod tests {
     }
 
     #[test]
-    fn scope_filter_needs_a_tier() {
-        assert!(parse(&["list", "--scope", "acme"]).is_err());
+    fn scope_filter_works_alone_or_with_a_tier() {
+        assert!(parse(&["list", "--scope", "acme"]).is_ok());
         assert!(parse(&["list", "--tier", "product", "--scope", "acme"]).is_ok());
     }
 }

@@ -119,6 +119,12 @@ impl Context {
 
     /// The file store at the root; the root must exist.
     pub(crate) fn file_store(&self) -> Result<FileStore> {
+        if self.root.exists() && !self.root.is_dir() {
+            bail!(
+                "memory root {} is not a directory (--root names the folder that holds products/, suites/ and tests/)",
+                self.root.display()
+            );
+        }
         if !self.root.is_dir() {
             bail!(
                 "memory root {} does not exist (create it with `curator init`, or pass --root)",

@@ -6,16 +6,20 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 mod args;
 mod cmd;
 mod context;
 mod output;
 
 fn main() -> ExitCode {
-    let args = match args::Cli::try_parse() {
-        Ok(args) => args,
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let args = match args::parse_from(std::env::args_os()) {
+        Ok((args, matches)) => {
+            for warning in args::deprecation_warnings(&argv, &matches) {
+                eprintln!("{warning}");
+            }
+            args
+        }
         Err(err) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let code = if err.use_stderr() { 2 } else { 0 };

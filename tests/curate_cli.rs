@@ -46,7 +46,8 @@ fn explicit_decisions_print_the_summary_line_and_the_memory_log() {
         {"action": "update", "observationId": "obs_no-such-thing-here-at-all", "reasoning": "x"},
         {"action": "add", "title": "Login: remember me", "content": "Checked by default.", "scope": "test", "reasoning": "seen"}
     ]});
-    let mut cmd = dir.curator(&["curate", "--run", run.to_str().unwrap(), "--decisions", "-"]);
+    let mut cmd =
+        dir.curator(&["curate", "--run-record", run.to_str().unwrap(), "--decisions", "-"]);
     cmd = cmd.stdin(decisions.to_string());
     let (stdout, stderr) = cmd.expect_code(0);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -63,9 +64,16 @@ fn explicit_decisions_print_the_summary_line_and_the_memory_log() {
     dir.curator(&["undo", "r_one"]).stdout();
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.5\n"));
     let log = json_of(
-        &dir.curator(&["--json", "curate", "--run", run.to_str().unwrap(), "--decisions", "-"])
-            .stdin(decisions.to_string())
-            .stdout(),
+        &dir.curator(&[
+            "--json",
+            "curate",
+            "--run-record",
+            run.to_str().unwrap(),
+            "--decisions",
+            "-",
+        ])
+        .stdin(decisions.to_string())
+        .stdout(),
     );
     assert_eq!(log["run_id"], "r_one");
     assert_eq!(log["case"], "passed");
@@ -89,7 +97,9 @@ fn rules_are_the_default_and_add_memo_lines() {
     let steps = json!([{"name": "Log in", "status": "passed", "injected": [ID_A],
                         "observation": "MEMO(test): Login redirects twice before the dashboard"}]);
     std::fs::write(&run, run_record("r_rules", "passed", steps)).unwrap();
-    let log = json_of(&dir.curator(&["--json", "curate", "--run", run.to_str().unwrap()]).stdout());
+    let log = json_of(
+        &dir.curator(&["--json", "curate", "--run-record", run.to_str().unwrap()]).stdout(),
+    );
     assert_eq!(log["provider"], "rules");
     assert_eq!((log["added"].as_u64(), log["confirmed"].as_u64()), (Some(1), Some(1)));
     assert_eq!(log["deltas"][1]["tier"], "tests");
@@ -99,7 +109,7 @@ fn rules_are_the_default_and_add_memo_lines() {
 #[test]
 fn a_failed_run_takes_injections_from_the_run_session() {
     let dir = seeded("curate-session");
-    // What `query --run r_sess --step 1` records.
+    // What `query --run-id r_sess --step-index 1` records.
     dir.write(
         ".curator/runs/r_sess.json",
         json!({"run_id": "r_sess", "injected": {"1": [ID_A]}}).to_string(),
@@ -108,7 +118,9 @@ fn a_failed_run_takes_injections_from_the_run_session() {
     let steps =
         json!([{"name": "Open", "status": "passed"}, {"name": "Log in", "status": "failed"}]);
     std::fs::write(&run, run_record("r_sess", "failed", steps)).unwrap();
-    let log = json_of(&dir.curator(&["--json", "curate", "--run", run.to_str().unwrap()]).stdout());
+    let log = json_of(
+        &dir.curator(&["--json", "curate", "--run-record", run.to_str().unwrap()]).stdout(),
+    );
     assert_eq!(log["case"], "failed");
     assert_eq!(log["deprecated"], 1);
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.4\n"));
@@ -120,7 +132,8 @@ fn a_bad_run_record_names_the_field() {
     let run = dir.path().join("run.json");
     std::fs::write(&run, run_record("r_bad", "passed", json!([{"name": "x", "status": 3}])))
         .unwrap();
-    let (_, stderr) = dir.curator(&["curate", "--run", run.to_str().unwrap()]).expect_code(1);
+    let (_, stderr) =
+        dir.curator(&["curate", "--run-record", run.to_str().unwrap()]).expect_code(1);
     assert!(stderr.contains("steps[0].status") && stderr.contains("run.json"), "{stderr}");
 }
 
@@ -145,7 +158,7 @@ fn two_curate_processes_at_once_lose_no_update() {
             Command::new(&bin)
                 .arg("--root")
                 .arg(dir.root())
-                .args(["--json", "curate", "--run"])
+                .args(["--json", "curate", "--run-record"])
                 .arg(&run)
                 .arg("--decisions")
                 .arg(&dec)
@@ -172,7 +185,7 @@ fn undo_refuses_after_a_later_edit_and_names_the_file() {
     let dec = json!({"decisions": [{"action": "update", "observationId": ID_A, "reasoning": "c"}]})
         .to_string();
     let before = dir.read(&format!("products/acme/{ID_A}.md"));
-    dir.curator(&["curate", "--run", run.to_str().unwrap(), "--decisions", "-"])
+    dir.curator(&["curate", "--run-record", run.to_str().unwrap(), "--decisions", "-"])
         .stdin(dec.clone())
         .stdout();
     let after = dir.read(&format!("products/acme/{ID_A}.md"));
@@ -251,7 +264,7 @@ fn curate_feeds_the_breaker_like_agent_qa_does_per_test() {
             record["ablation"] = json!({"status": a});
         }
         std::fs::write(&run, record.to_string()).unwrap();
-        let mut cmd = dir.curator(&["curate", "--breaker", "nightly", "--run"]);
+        let mut cmd = dir.curator(&["curate", "--breaker", "nightly", "--run-record"]);
         cmd.cmd.arg(&run);
         cmd.output()
     };

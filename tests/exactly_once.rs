@@ -155,7 +155,7 @@ fn trust_of(env: &Env, id: &str) -> (f64, u64) {
 fn curate_twice_applies_once_and_says_so(pg: bool) {
     let env = Env::new("once-twice", pg);
     let (run, dec) = inputs(&env, Some("r_twice"));
-    let args = ["curate", "--run", run.as_str(), "--decisions", dec.as_str()];
+    let args = ["curate", "--run-record", run.as_str(), "--decisions", dec.as_str()];
     let (code, stdout, stderr) = env.run(&args, None);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("  Memory: 1 confirmed ("), "{stdout}");
@@ -203,7 +203,7 @@ fn curate_twice_applies_once_and_says_so_pg() {
 fn undo_curate_undo_acts_on_each_generation(pg: bool) {
     let env = Env::new("once-undo", pg);
     let (run, dec) = inputs(&env, Some("r_gen"));
-    let curate = ["--json", "curate", "--run", run.as_str(), "--decisions", dec.as_str()];
+    let curate = ["--json", "curate", "--run-record", run.as_str(), "--decisions", dec.as_str()];
     let original = env.snapshot();
     let first = json_of(&env.ok(&curate, None));
     assert_eq!((first["generation"].as_u64(), first["confirmed"].as_u64()), (Some(1), Some(1)));
@@ -241,7 +241,7 @@ fn undo_curate_undo_acts_on_each_generation_pg() {
 fn a_record_without_run_id_is_one_run(pg: bool) {
     let env = Env::new("once-anonymous", pg);
     let (run, dec) = inputs(&env, None);
-    let curate = ["--json", "curate", "--run", run.as_str(), "--decisions", dec.as_str()];
+    let curate = ["--json", "curate", "--run-record", run.as_str(), "--decisions", dec.as_str()];
     let first = json_of(&env.ok(&curate, None));
     let second = json_of(&env.ok(&curate, None));
     let run_id = first["run_id"].as_str().unwrap();
@@ -271,7 +271,7 @@ fn processes_submitting_one_run_at_once_apply_it_once(pg: bool) {
     let (run, dec) = inputs(&env, Some("r_race"));
     let children: Vec<_> = (0..6)
         .map(|_| {
-            env.cmd(&["--json", "curate", "--run", &run, "--decisions", &dec])
+            env.cmd(&["--json", "curate", "--run-record", &run, "--decisions", &dec])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -377,8 +377,15 @@ fn over_http_a_run_is_applied_once_and_undone_per_generation_pg() {
 fn a_retried_run_feeds_the_breaker_once() {
     let env = Env::new("once-breaker", false);
     let (run, dec) = inputs(&env, Some("r_breaker"));
-    let args =
-        ["curate", "--breaker", "nightly", "--run", run.as_str(), "--decisions", dec.as_str()];
+    let args = [
+        "curate",
+        "--breaker",
+        "nightly",
+        "--run-record",
+        run.as_str(),
+        "--decisions",
+        dec.as_str(),
+    ];
     env.ok(&args, None);
     let window = env.ok(&["--json", "breaker", "status", "nightly"], None);
     env.ok(&args, None);
@@ -404,7 +411,7 @@ fn a_journal_written_before_transactions_still_backs_history_undo_and_curate_onc
     let env = Env::new("once-old-journal", false);
     let (run, dec) = inputs(&env, Some("r_old"));
     let original = env.snapshot();
-    env.ok(&["curate", "--run", &run, "--decisions", &dec], None);
+    env.ok(&["curate", "--run-record", &run, "--decisions", &dec], None);
     let applied = env.snapshot();
     let path = env.dir.root().join(".curator/journal.jsonl");
     let old = as_old_journal(&std::fs::read_to_string(&path).unwrap());
@@ -412,13 +419,15 @@ fn a_journal_written_before_transactions_still_backs_history_undo_and_curate_onc
     let history = json_of(&env.ok(&["--json", "history", ID_A], None));
     assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
     // The old run stands: curating it again changes nothing.
-    let again = json_of(&env.ok(&["--json", "curate", "--run", &run, "--decisions", &dec], None));
+    let again =
+        json_of(&env.ok(&["--json", "curate", "--run-record", &run, "--decisions", &dec], None));
     assert_eq!(again["already_applied"], true, "{again}");
     assert_eq!(env.snapshot(), applied);
     // Undo reverts it byte for byte, and the run can be applied and undone again.
     env.ok(&["undo", "r_old"], None);
     assert_eq!(env.snapshot(), original);
-    let third = json_of(&env.ok(&["--json", "curate", "--run", &run, "--decisions", &dec], None));
+    let third =
+        json_of(&env.ok(&["--json", "curate", "--run-record", &run, "--decisions", &dec], None));
     assert_eq!(
         (third["already_applied"].as_bool(), third["generation"].as_u64()),
         (Some(false), Some(2))

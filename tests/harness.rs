@@ -11,7 +11,7 @@ fn harness(dir: &Dir, args: &[&str]) -> TestCommand {
     cmd.cmd
         .env_remove("CURATOR_IDENTITY")
         .arg("harness")
-        .arg("--state")
+        .arg("--state-dir")
         .arg(state(dir))
         .arg("--identity")
         .arg(dir.path().join("identity"))
@@ -274,7 +274,7 @@ fn identity_defaults_to_home_dot_curator() {
         .env_remove("CURATOR_IDENTITY")
         .env("HOME", &home)
         .arg("harness")
-        .arg("--state")
+        .arg("--state-dir")
         .arg(state(&dir));
     cmd.cmd.args(["context", "--role", "worker"]);
     cmd.stdout();
@@ -289,7 +289,7 @@ fn identity_defaults_to_home_dot_curator() {
         .env_remove("CURATOR_IDENTITY")
         .env("HOME", &home)
         .arg("harness")
-        .arg("--state")
+        .arg("--state-dir")
         .arg(state(&dir));
     cmd.cmd.args(["context", "--role", "worker"]);
     assert!(cmd.stdout().contains("from home"));

@@ -64,7 +64,7 @@ fn curate(dir: &Dir) -> Command {
         .env_remove("CURATOR_ROOT")
         .env_remove("CURATOR_IDENTITY")
         .arg("harness")
-        .arg("--state")
+        .arg("--state-dir")
         .arg(state(dir))
         .arg("--identity")
         .arg(dir.path().join("identity"))

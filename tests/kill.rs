@@ -109,7 +109,7 @@ fn spawn_write(env: &Env, n: usize, rng: &mut Rng) -> Child {
         ])
     } else {
         let (run, dec) = curate_inputs(env, &run_id);
-        env.cmd(&["curate", "--run", &run, "--decisions", &dec])
+        env.cmd(&["curate", "--run-record", &run, "--decisions", &dec])
     };
     cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
 }

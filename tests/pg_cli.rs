@@ -144,7 +144,8 @@ fn every_command_uses_the_database_a_query_session_feeds_curate() {
     let empty = dir.path().join("empty");
     let list = json_of(&ok(curator(&empty, db.url(), &["--json", "list"])).0);
     assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
-    let step = ["query", "--product", "acme", "--test", "t_login", "--run", "r_s", "--step", "1"];
+    let step =
+        ["query", "--product", "acme", "--test", "t_login", "--run-id", "r_s", "--step-index", "1"];
     let (block, _) = ok(curator(&empty, db.url(), &[&step[..], &["login modal"]].concat()));
     assert!(block.starts_with("<memory-context>") && block.contains("Login modal"), "{block}");
     let run = dir.path().join("run.json");
@@ -152,7 +153,7 @@ fn every_command_uses_the_database_a_query_session_feeds_curate() {
         "status": "failed", "steps": [{"name": "Open", "status": "passed"},
                                       {"name": "Log in", "status": "failed"}]});
     std::fs::write(&run, record.to_string()).unwrap();
-    let args = ["--json", "curate", "--run", run.to_str().unwrap(), "--breaker", "r_s"];
+    let args = ["--json", "curate", "--run-record", run.to_str().unwrap(), "--breaker", "r_s"];
     let log = json_of(&ok(curator(&empty, db.url(), &args)).0);
     assert_eq!((log["case"].as_str(), log["deprecated"].as_u64()), (Some("failed"), Some(1)));
     let shown = json_of(&ok(curator(&empty, db.url(), &["--json", "show", ID_A])).0);
@@ -190,7 +191,8 @@ fn eight_concurrent_writers_of_fifty_runs_each_lose_no_update() {
                         {"action": "add", "title": format!("Fact {w}-{i}"), "content": "Body",
                          "scope": "product", "reasoning": "new"}]});
                     std::fs::write(&dec, decisions.to_string()).unwrap();
-                    let args = ["--json", "curate", "--run", run.to_str().unwrap(), "--decisions"];
+                    let args =
+                        ["--json", "curate", "--run-record", run.to_str().unwrap(), "--decisions"];
                     let mut cmd = curator(&root, &url, &args);
                     cmd.arg(&dec);
                     let log = json_of(&ok(cmd).0);

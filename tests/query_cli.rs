@@ -97,7 +97,8 @@ fn scope_names_that_would_escape_are_rejected() {
 #[test]
 fn run_step_records_the_injection_and_a_later_query_replaces_it() {
     let dir = seeded("query-run");
-    let base = ["query", "--product", "acme", "--test", TEST, "--run", "run-1", "--step", "2"];
+    let base =
+        ["query", "--product", "acme", "--test", TEST, "--run-id", "run-1", "--step-index", "2"];
     let mut first = base.to_vec();
     first.push("login button");
     dir.curator(&first).stdout();
@@ -115,9 +116,9 @@ fn run_step_records_the_injection_and_a_later_query_replaces_it() {
             "acme",
             "--test",
             TEST,
-            "--run",
+            "--run-id",
             "../x",
-            "--step",
+            "--step-index",
             "0",
             "x",
         ])
@@ -257,7 +258,17 @@ fn a_broken_suite_tests_file_is_an_error_naming_it_and_records_nothing() {
     std::fs::write(&path, r#"[{"test": 1, "id": "t_a"}"#).unwrap();
     let path = path.to_str().unwrap();
     let mut args = vec!["query", "--product", "acme", "--test", TEST, "--suite", SUITE];
-    args.extend(["--suite-tests", path, "--position", "0", "--run", "r1", "--step", "0", "login"]);
+    args.extend([
+        "--suite-tests",
+        path,
+        "--position",
+        "0",
+        "--run-id",
+        "r1",
+        "--step-index",
+        "0",
+        "login",
+    ]);
     let (stdout, stderr) = dir.curator(&args).expect_code(1);
     assert_eq!(stdout, "");
     assert!(stderr.contains("--suite-tests") && stderr.contains(path), "{stderr}");

@@ -30,3 +30,6 @@ mod exactly_once;
 
 // SIGKILLs at random points of add / curate / HTTP writes on both stores (issue 13).
 mod kill;
+
+// Strict inputs, printed ids and the deprecated spellings of one vocabulary (issue 15).
+mod strict_cli;

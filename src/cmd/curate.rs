@@ -1,5 +1,8 @@
-//! `curator curate --run RUN.json [--decisions DEC.json | --llm | --rules]`: apply the curator to
+//! `curator curate RUN_RECORD [--decisions DEC.json | --llm | --rules]`: apply the curator to
 //! one finished run and print agent-qa's summary line, or the MemoryLog with `--json`.
+//!
+//! The text output names what the next command needs: the run id (for `undo`) and the id of
+//! every observation the run changed (for `show` and `history`), one line each.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -10,7 +13,7 @@ use anyhow::{Context as _, Result, bail};
 use curator_core::trust::TrustDeltas;
 use curator_engine::breaker::{Breaker, RunOutcome};
 use curator_engine::curate::{
-    AblationStatus, CurateOptions, Decisions, MemoryLog, RunRecord, RunStatus, curate,
+    AblationStatus, CurateOptions, Decisions, MemoryLog, RunRecord, RunStatus, UnknownKeys, curate,
 };
 use curator_engine::providers::{
     DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
@@ -25,8 +28,9 @@ use crate::output;
 const MAX_INPUT_BYTES: u64 = 16 << 20;
 
 pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
-    if is_stdin(&args.run) && args.decisions.as_deref().is_some_and(is_stdin) {
-        bail!("--run and --decisions cannot both read stdin");
+    let run_record = args.run_record();
+    if is_stdin(run_record) && args.decisions.as_deref().is_some_and(is_stdin) {
+        bail!("the run record and --decisions cannot both read stdin");
     }
     if !ctx.config.memory.curator_enabled {
         // agent-qa skips the curator entirely when `curatorEnabled: false` (§5.1).
@@ -35,9 +39,10 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let text = read_input(&args.run)?;
-    let mut record = RunRecord::from_json(&text)
-        .with_context(|| format!("in run record {}", args.run.display()))?;
+    let unknown = unknown_keys(ctx);
+    let text = read_input(run_record)?;
+    let mut record = RunRecord::from_json_with(&text, unknown)
+        .with_context(|| format!("in run record {}", run_record.display()))?;
     let store = ctx.store()?;
     let store = store.as_ref();
     if record.needs_session() {
@@ -50,7 +55,7 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     let provider: Box<dyn DecisionProvider> = match &args.decisions {
         Some(path) => {
             let text = read_input(path)?;
-            let decisions = Decisions::from_json(&text)
+            let decisions = Decisions::from_json_with(&text, unknown)
                 .with_context(|| format!("in decisions file {}", path.display()))?;
             Box::new(ExplicitProvider::new(decisions))
         }
@@ -70,10 +75,33 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     if ctx.json {
         output::print_json(&log)?;
     } else {
-        output::print_text(&log.summary())?;
+        output::print_text(&format!("{}{}", log.summary(), change_lines(&log)))?;
         eprintln!("{}", outcome_note(&log));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per observation the run changed, with the id `show` and `history` take.
+fn change_lines(log: &MemoryLog) -> String {
+    let trust = |s: &Option<curator_core::ObservationSnapshot>| {
+        s.as_ref().map_or("-".to_owned(), |s| curator_core::render::to_fixed_2(s.trust))
+    };
+    let mut out = String::new();
+    for d in log.deltas.iter().filter(|d| d.error.is_none()) {
+        let action = serde_json::to_value(d.action)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {action:<9} {}  {}/{}  trust {} -> {}\n",
+            d.observation_id,
+            d.tier,
+            d.scope,
+            trust(&d.before),
+            trust(&d.after)
+        ));
+    }
+    out
 }
 
 /// The stderr line after the summary: which run, and `undo` only when there is something to
@@ -113,6 +141,11 @@ fn record_breaker(ctx: &Context, store: &dyn Store, key: &str, record: &RunRecor
     Ok(())
 }
 
+/// What an unknown key in a run record or decisions file does (`curator.unknownKeys`).
+pub(crate) fn unknown_keys(ctx: &Context) -> UnknownKeys {
+    if ctx.config.curator.ignore_unknown_keys { UnknownKeys::Ignore } else { UnknownKeys::Reject }
+}
+
 /// The trust deltas in effect: the config's values, 0.05 / 0.10 when it has none.
 pub(crate) fn deltas(ctx: &Context) -> TrustDeltas {
     let m = &ctx.config.memory;
@@ -133,7 +166,7 @@ fn llm_config(ctx: &Context) -> LlmConfig {
     }
 }
 
-/// Injected ids per step recorded by `query --run` for `run_id` (none when no session exists).
+/// Injected ids per step recorded by `query --run-id` for `run_id` (none when no session exists).
 fn session_injections(store: &dyn Store, run_id: &str) -> Result<BTreeMap<usize, Vec<String>>> {
     let session = curator_engine::session::load_session_in(store, run_id)
         .with_context(|| format!("reading the run session of {run_id}"))?;

@@ -25,8 +25,8 @@ pub(crate) const EXIT_PARTIAL: u8 = 4;
 #[derive(Debug, Args)]
 pub(crate) struct HarnessArgs {
     /// Harness state directory (holds memory/, issues.json, pending-issues.jsonl, features.json).
-    #[arg(long, value_name = "DIR", default_value = ".harness")]
-    pub(crate) state: PathBuf,
+    #[arg(long, value_name = "DIR", default_value = ".harness", alias = "state")]
+    pub(crate) state_dir: PathBuf,
     /// Cross-mission identity directory [default: $CURATOR_IDENTITY, else ~/.curator/identity].
     #[arg(long, value_name = "DIR", env = "CURATOR_IDENTITY")]
     pub(crate) identity: Option<PathBuf>,
@@ -163,7 +163,11 @@ fn open(args: &HarnessArgs, ctx: &Context) -> Result<Harness> {
         options.judge = Some(Box::new(judge));
         options.judge_max = c.llm_max;
     }
-    Ok(Harness::open(&args.state, crate::context::identity_dir(args.identity.as_deref())?, options))
+    Ok(Harness::open(
+        &args.state_dir,
+        crate::context::identity_dir(args.identity.as_deref())?,
+        options,
+    ))
 }
 
 /// The config's `curator.llm` block, as `curator curate --llm` reads it.
@@ -311,7 +315,7 @@ mod tests {
     fn flags_parse_into_requests() {
         let w = Wrap::try_parse_from([
             "x",
-            "--state",
+            "--state-dir",
             "s",
             "append",
             "--role",
@@ -322,7 +326,9 @@ mod tests {
             "text",
         ])
         .unwrap();
-        assert_eq!(w.args.state, PathBuf::from("s"));
+        assert_eq!(w.args.state_dir, PathBuf::from("s"));
+        let old = Wrap::try_parse_from(["x", "--state", "s", "status"]).unwrap();
+        assert_eq!(old.args.state_dir, PathBuf::from("s"), "the old spelling is a hidden alias");
         match w.args.command {
             HarnessCommand::Append(a) => {
                 assert!(a.trick && a.feature.as_deref() == Some("F-1") && a.text == "text")
@@ -330,7 +336,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let w = Wrap::try_parse_from(["x", "curate", "--trigger", "escalate", "--strict"]).unwrap();
-        assert_eq!(w.args.state, PathBuf::from(".harness"));
+        assert_eq!(w.args.state_dir, PathBuf::from(".harness"));
         assert!(matches!(
             w.args.command,
             HarnessCommand::Curate(CurateArgs {

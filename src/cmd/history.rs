@@ -1,8 +1,11 @@
 //! `curator history ID`: every journaled change of one observation, oldest first.
+//!
+//! An id that is neither in the journal nor in memory is an error (exit 1), not an empty
+//! history: a mistyped id must not look like an observation nobody ever changed.
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use curator_core::ObservationId;
 
 use crate::args::IdArg;
@@ -13,6 +16,15 @@ pub(crate) fn run(ctx: &Context, args: &IdArg) -> Result<ExitCode> {
     let id = ObservationId::parse(&args.id)?;
     let store = ctx.store()?;
     let entries = curator_engine::undo::history(store.as_ref(), id.as_str())?;
+    if entries.is_empty() {
+        match store.get(&id) {
+            Err(curator_store::Error::NotFound { .. }) => bail!(
+                "no observation {id} and no journal entry for it (`curator list` shows the ids)"
+            ),
+            Err(e) => return Err(e.into()),
+            Ok(_) => {}
+        }
+    }
     if ctx.json {
         output::print_json(&entries)?;
         return Ok(ExitCode::SUCCESS);

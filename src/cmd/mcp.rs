@@ -1,4 +1,4 @@
-//! `curator mcp [--harness-state DIR] [--identity DIR]`: the MCP server on stdin/stdout over the
+//! `curator mcp [--state-dir DIR] [--identity DIR]`: the MCP server on stdin/stdout over the
 //! resolved memory root (issue 6 item 3; ARCHITECTURE "an agent that speaks MCP").
 //!
 //! stdout belongs to the protocol from the first byte, so this command prints nothing there
@@ -24,9 +24,9 @@ use crate::context::Context;
 /// `curator mcp`.
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
-    /// Harness state directory the harness tools use when a call names none.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) harness_state: Option<PathBuf>,
+    /// Harness state directory the harness tools use when a call names no `state_dir`.
+    #[arg(long, value_name = "DIR", alias = "harness-state")]
+    pub(crate) state_dir: Option<PathBuf>,
     /// Cross-mission identity directory [default: $CURATOR_IDENTITY, else ~/.curator/identity].
     #[arg(long, value_name = "DIR", env = "CURATOR_IDENTITY")]
     pub(crate) identity: Option<PathBuf>,
@@ -35,7 +35,7 @@ pub(crate) struct McpArgs {
 pub(crate) fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
     let identity = crate::context::identity_dir(args.identity.as_deref())?;
     let harness = args
-        .harness_state
+        .state_dir
         .as_ref()
         .map(|dir| Harness::open(dir, identity.clone(), HarnessOptions::default()));
     let state = server_state(ctx, harness)?;

@@ -1,7 +1,7 @@
 //! `curator query`: the memory one agent step gets (agent-qa-memory §3–§4).
 //!
 //! Prints the `<memory-context>` block exactly as the planner receives it, or nothing when no
-//! memory matches. With `--run/--step` the injected ids are recorded for `curate`. While the
+//! memory matches. With `--run-id/--step-index` the injected ids are recorded for `curate`. While the
 //! step's circuit breaker is tripped nothing is injected, and stderr (and `--json`) say why.
 
 use std::io::Read;
@@ -56,16 +56,36 @@ pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
             outcome: &outcome,
             breaker_tripped: tripped.then_some(true),
         })?;
-    } else if let Some(block) = &outcome.formatted {
-        // The block has no trailing newline of its own (§4); the terminal gets one.
-        output::print_text(&format!("{block}\n"))?;
+    } else {
+        if let Some(block) = &outcome.formatted {
+            // The block has no trailing newline of its own (§4); the terminal gets one.
+            output::print_text(&format!("{block}\n"))?;
+        }
+        // stdout is exactly what the planner gets; the ids `show`/`history` take go to stderr.
+        for o in &outcome.observations {
+            eprintln!(
+                "curator: injected {}  {}/{}  trust {}",
+                o.id,
+                o.tier,
+                o.scope,
+                curator_core::render::to_fixed_2(o.trust)
+            );
+        }
+        if let (Some(run_id), Some(step), false) = (&args.run_id, args.step_index, tripped) {
+            eprintln!(
+                "curator: recorded for run {run_id}, step index {step}; `curator curate` reads it"
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Turns flags plus config into the engine's request; no I/O beyond reading the named files.
 fn options(ctx: &Context, args: &QueryArgs) -> Result<QueryOptions> {
-    let text = if args.text == "-" { read_stdin()? } else { args.text.clone() };
+    let text = match args.step_text() {
+        "-" => read_stdin()?,
+        text => text.to_owned(),
+    };
     let mut opts = QueryOptions::new(&args.product, &args.test, text)?;
     let memory = &ctx.config.memory;
     opts.min_trust = args.min_trust.unwrap_or(memory.min_trust);
@@ -82,7 +102,7 @@ fn options(ctx: &Context, args: &QueryArgs) -> Result<QueryOptions> {
         let tests = args.suite_tests.as_deref().map(read_suite_tests).transpose()?;
         opts.suite = Some(SuiteContext::new(suite, tests, args.position)?);
     }
-    if let (Some(run_id), Some(step)) = (&args.run, args.step) {
+    if let (Some(run_id), Some(step)) = (&args.run_id, args.step_index) {
         opts.run = Some(RunStep { run_id: run_id.clone(), step });
     }
     Ok(opts)

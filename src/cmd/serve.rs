@@ -1,4 +1,4 @@
-//! `curator serve [--listen ADDR] [--token-env VAR] [--harness-state DIR]`: the JSON API, the web
+//! `curator serve [--listen ADDR] [--token-env VAR] [--state-dir DIR]`: the JSON API, the web
 //! UI and MCP over HTTP in one process (issue 6 item 1).
 //!
 //! Binds 127.0.0.1:7878 unless told otherwise and refuses an address that is not loopback unless
@@ -30,8 +30,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "VAR")]
     pub(crate) token_env: Option<String>,
     /// Harness state directory to show in the UI and serve under /api/v1/harness.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) harness_state: Option<PathBuf>,
+    #[arg(long, value_name = "DIR", alias = "harness-state")]
+    pub(crate) state_dir: Option<PathBuf>,
     /// Cross-mission identity directory [default: $CURATOR_IDENTITY, else ~/.curator/identity].
     #[arg(long, value_name = "DIR", env = "CURATOR_IDENTITY")]
     pub(crate) identity: Option<PathBuf>,
@@ -49,7 +49,7 @@ fn token(var: Option<&str>) -> Result<Option<String>> {
 
 /// The server state: the shared engine settings plus this command's token and harness.
 fn state(ctx: &Context, args: &ServeArgs) -> Result<AppState> {
-    let harness = match &args.harness_state {
+    let harness = match &args.state_dir {
         Some(dir) => {
             let identity = crate::context::identity_dir(args.identity.as_deref())?;
             Some(Harness::open(dir, identity, HarnessOptions::default()))

@@ -122,7 +122,7 @@ impl AppState {
             ApiError::new(
                 axum::http::StatusCode::NOT_FOUND,
                 "harness_not_configured",
-                "no harness state directory is configured (start with --harness-state DIR)",
+                "no harness state directory is configured (start with --state-dir DIR)",
             )
         })
     }

@@ -6,7 +6,7 @@
 //! the writer without reading curator's source. A key the format does not know is an error naming
 //! the nearest known key (a misspelt `observaton` would otherwise lose the step's `MEMO:`), unless
 //! the caller asks for agent-qa's leniency ([`UnknownKeys::Ignore`]). Injected ids a step does not list are filled in later from the run
-//! session `query --run` recorded; an id list given here is taken as the truth for that step.
+//! session `query --run-id` recorded; an id list given here is taken as the truth for that step.
 
 use std::collections::BTreeMap;
 
@@ -223,7 +223,7 @@ impl RunRecord {
     }
 
     /// Fills every step whose `injected` list is absent from `session` (step index → ids, as
-    /// recorded by `query --run`). Steps with a list keep it.
+    /// recorded by `query --run-id`). Steps with a list keep it.
     pub fn fill_injected(&mut self, session: &BTreeMap<usize, Vec<String>>) {
         for (i, step) in self.steps.iter_mut().enumerate() {
             if step.injected.is_none() {

@@ -7,7 +7,7 @@
 //! naming the lock's holder (§8.1; issue 16). `/harness/trace?text=` says where an entry went
 //! (raw.md, the archive with its disposition, MEMORY.md, identity). A pass whose issues part
 //! failed (a broken issues.json, left as it was) answers 200 with `partial: true` and the error:
-//! the memory part was done. Without `--harness-state` every route answers 404
+//! the memory part was done. Without `--state-dir` every route answers 404
 //! `harness_not_configured`; with one that does not exist, 404 `harness_state_missing`.
 
 use std::path::Path as FsPath;

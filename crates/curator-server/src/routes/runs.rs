@@ -1,7 +1,7 @@
 //! `/api/v1/runs`: run sessions and curator runs (agent-qa-memory §3.4, §5; issue 6 item 2).
 //!
 //! A harness starts a run, asks for memory once per step (the injected ids are recorded in the
-//! run session, `<root>/.curator/runs/<run_id>.json`, as `curator query --run --step` does),
+//! run session, `<root>/.curator/runs/<run_id>.json`, as `curator query --run-id --step-index` does),
 //! then finishes the run with its run record: steps without an `injected` list take the
 //! session's ids, the curator applies the decisions (explicit when the body carries them, the
 //! rules provider otherwise) and the answer is the MemoryLog. Every change is journaled under

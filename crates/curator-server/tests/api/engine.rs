@@ -316,7 +316,7 @@ async fn harness_routes_say_when_none_is_configured_and_work_when_one_is() {
     let f = Fixture::new();
     let app = f.app();
     let m = get(&app, "/api/v1/harness").await.error(404, "harness_not_configured");
-    assert!(m.contains("--harness-state"), "{m}");
+    assert!(m.contains("--state-dir"), "{m}");
     post(&app, "/api/v1/harness/triage").await.error(404, "harness_not_configured");
 
     let state_dir = f.dir.path().join("project/.harness");
