@@ -76,6 +76,7 @@ pub(crate) fn engine_settings(ctx: &Context) -> EngineSettings {
             threshold: m.circuit_breaker_threshold,
         },
         ablation_enabled: m.ablation_enabled,
+        unknown_keys: super::curate::unknown_keys(ctx),
     }
 }
 

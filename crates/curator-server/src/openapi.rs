@@ -154,9 +154,9 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             summary: "A run's session (injections per step) and its journal entries",
             params: vec![run_param()], body: None, status: "200", result: obj(), errors: &[BAD, MISSING],
         }.build()),
-        ("/runs/{run_id}/steps/{step}/query", "post", Op {
+        ("/runs/{run_id}/steps/{step_index}/query", "post", Op {
             summary: "Query for one step of a run; the injected ids are recorded for the curator",
-            params: vec![run_param(), path_param("step", "0-based step index")],
+            params: vec![run_param(), path_param("step_index", "0-based step index")],
             body: Some(json_body(schema_ref("QueryRequest"), true)), status: "200",
             result: schema_ref("StepOutcome"), errors: &[BAD, TOO_LARGE],
         }.build()),
@@ -271,8 +271,8 @@ fn schemas() -> Value {
             "run_id": s, "action": s, "id": s, "tier": s, "scope": s,
             "observation": { "oneOf": [schema_ref("Observation"), { "type": "null" }] } } },
         "QueryRequest": { "type": "object", "additionalProperties": false,
-            "required": ["product", "test", "text"],
-            "properties": { "product": s, "test": s, "text": s, "suite": s,
+            "required": ["product", "test", "step_text"],
+            "properties": { "product": s, "test": s, "step_text": s, "suite": s,
                 "suite_tests": { "type": "array", "items": snapshot_entry }, "position": i,
                 "min_trust": n, "max_injections": i, "mode": { "enum": ["terms", "phrase"] } } },
         "QueryOutcome": { "type": "object", "properties": {
@@ -280,9 +280,9 @@ fn schemas() -> Value {
                 "id": s, "title": s, "content": s, "trust": n, "score": n, "tier": s, "scope": s } } },
             "formatted": { "type": ["string", "null"] } } },
         "StepOutcome": { "allOf": [schema_ref("QueryOutcome"), { "type": "object", "properties": {
-            "run_id": s, "step": i, "breaker_tripped": { "type": "boolean" } } }] },
-        "Finish": { "type": "object", "additionalProperties": false, "required": ["record"],
-            "properties": { "record": { "type": "object", "description": "the run record (ARCHITECTURE.md)" },
+            "run_id": s, "step_index": i, "step": { "type": "integer", "deprecated": true, "description": "same as step_index (the name before issue 15)" }, "breaker_tripped": { "type": "boolean" } } }] },
+        "Finish": { "type": "object", "additionalProperties": false, "required": ["run_record"],
+            "properties": { "run_record": { "type": "object", "description": "the run record (README: Vocabulary; `record` is a deprecated alias)" },
                 "decisions": { "type": "object", "description": "agent-qa's decisions document; rules provider when absent" } } },
         "MemoryLog": { "type": "object", "properties": {
             "run_id": s, "case": s, "provider": s, "added": i, "confirmed": i, "deprecated": i,

@@ -37,6 +37,9 @@ pub struct EngineSettings {
     pub breaker: BreakerConfig,
     /// `ablationEnabled`: whether a run record's ablation result is used (default true).
     pub ablation_enabled: bool,
+    /// `curator.unknownKeys`: what a key a run record or decisions document does not define
+    /// does (default: an error naming the nearest known key).
+    pub unknown_keys: curator_engine::curate::UnknownKeys,
 }
 
 impl Default for EngineSettings {
@@ -48,6 +51,7 @@ impl Default for EngineSettings {
             deltas: TrustDeltas::default(),
             breaker: BreakerConfig::default(),
             ablation_enabled: true,
+            unknown_keys: curator_engine::curate::UnknownKeys::Reject,
         }
     }
 }

@@ -16,24 +16,31 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::harness;
+use super::journal::{
+    ObservationHistoryInput, ObservationHistoryOutput, UndoRunInput, UndoRunOutput,
+};
 use super::schema::{
     GetObservationInput, HarnessAppendInput, HarnessAppendOutput, HarnessContextInput,
-    HarnessContextOutput, HarnessCurateInput, HarnessCurateOutput, HarnessTraceInput,
-    HarnessTraceOutput, ListObservationsInput, MemoryLogOut, ObservationOut, ObservationPage,
-    ProposeDecisionsInput, QueryMemoryInput, QueryMemoryOutput, RecordRunInput,
+    HarnessContextOutput, HarnessCurateInput, HarnessCurateOutput, HarnessIssueInput,
+    HarnessIssueOutput, HarnessTraceInput, HarnessTraceOutput, ListObservationsInput, MemoryLogOut,
+    ObservationOut, ObservationPage, ProposeDecisionsInput, QueryMemoryInput, QueryMemoryOutput,
+    RecordRunInput,
 };
 use super::tools::{self, ToolContext};
+use super::{harness, journal};
 use crate::error::ApiError;
 
 /// The tool names, in the order `tools/list` gives them.
-pub(crate) const TOOL_NAMES: [&str; 9] = [
+pub(crate) const TOOL_NAMES: [&str; 12] = [
     "query_memory",
     "record_run",
     "propose_decisions",
     "list_observations",
     "get_observation",
+    "observation_history",
+    "undo_run",
     "harness_append",
+    "harness_issue",
     "harness_context",
     "harness_curate",
     "harness_trace",
@@ -121,11 +128,43 @@ pub(crate) fn tools() -> Vec<Tool> {
             "One observation by id: title, content, trust, counters and where it lives.",
             Effect::Read,
         ),
+        tool::<ObservationHistoryInput, ObservationHistoryOutput>(
+            "observation_history",
+            "History of an observation",
+            "Read-only. Every journaled change of one observation, oldest first: when, which \
+             run (run_id, the id undo_run takes), the action, the reason and the observation \
+             before and after. Changes nothing. An id that is neither journaled nor stored is \
+             a not_found error, never an empty history.",
+            Effect::Read,
+        ),
+        tool::<UndoRunInput, UndoRunOutput>(
+            "undo_run",
+            "Undo a run",
+            "Reverts every file change the newest application of run_id made (record_run, \
+             propose_decisions, curate), newest first, restoring each observation file byte \
+             for byte, and journals the reverts under undo-<run_id>. Limits: refused as a \
+             whole, changing nothing, when any of those files changed after the run \
+             (undo_conflict, naming the file), when the run was already undone \
+             (already_undone) or is not in the journal (unknown_run); an invalid run id is \
+             invalid_run_id. Changes observation files and the journal.",
+            Effect::Write,
+        ),
         tool::<HarnessAppendInput, HarnessAppendOutput>(
             "harness_append",
             "Append a harness observation",
             "Append one line to the harness's raw.md log (role, optional feature, TRICK flag \
              for a reusable pattern). The text is scanned for unsafe content first.",
+            Effect::Append,
+        ),
+        tool::<HarnessIssueInput, HarnessIssueOutput>(
+            "harness_issue",
+            "File a harness issue",
+            "Appends one pending issue (title, severity critical|major|minor|nit, the feature \
+             it was found during, optional code pointer, evidence, repro, fix, source role) to \
+             the harness's pending-issues.jsonl; the next harness_curate pass (or triage) \
+             merges it into issues.json, deduplicating repeats. Changes only that file; the \
+             text is scanned for unsafe content first and refused if it fails. Over HTTP only \
+             the server's configured state directory is used.",
             Effect::Append,
         ),
         tool::<HarnessContextInput, HarnessContextOutput>(
@@ -164,6 +203,9 @@ pub(crate) fn call(ctx: &ToolContext, name: &str, arguments: JsonObject) -> Opti
         "propose_decisions" => run(name, arguments, |i| tools::propose_decisions(ctx, i)),
         "list_observations" => run(name, arguments, |i| tools::list_observations(ctx, i)),
         "get_observation" => run(name, arguments, |i| tools::get_observation(ctx, i)),
+        "observation_history" => run(name, arguments, |i| journal::observation_history(ctx, i)),
+        "undo_run" => run(name, arguments, |i| journal::undo_run(ctx, i)),
+        "harness_issue" => run(name, arguments, |i| harness::harness_issue(ctx, i)),
         "harness_append" => run(name, arguments, |i| harness::harness_append(ctx, i)),
         "harness_context" => run(name, arguments, |i| harness::harness_context(ctx, i)),
         "harness_curate" => run(name, arguments, |i| harness::harness_curate(ctx, i)),
@@ -224,7 +266,7 @@ mod tests {
         let get = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
         let query = get("query_memory");
         let required = query.input_schema.get("required").unwrap();
-        for field in ["product", "test", "step"] {
+        for field in ["product", "test", "step_text"] {
             assert!(required.as_array().unwrap().contains(&json!(field)), "{required}");
         }
         let mode = &query.input_schema["properties"]["mode"];
@@ -234,7 +276,7 @@ mod tests {
         assert_eq!(decisions["type"], json!("array"), "{decisions}");
         assert!(decisions.to_string().contains("observationId"), "{decisions}");
         let record = get("record_run");
-        assert!(record.input_schema["properties"]["run"].to_string().contains("steps"));
+        assert!(record.input_schema["properties"]["run_record"].to_string().contains("steps"));
     }
 
     #[test]
@@ -245,7 +287,7 @@ mod tests {
                 .unwrap();
         let state = crate::state::AppState::new(store, crate::state::ServerOptions::default());
         let ctx = ToolContext { state, options: Default::default() };
-        let args = json!({"product": "acme-shop", "tset": "t_x", "step": "go"});
+        let args = json!({"product": "acme-shop", "tset": "t_x", "step_text": "go"});
         let Value::Object(args) = args else { unreachable!() };
         let result = call(&ctx, "query_memory", args).unwrap();
         assert_eq!(result.is_error, Some(true));

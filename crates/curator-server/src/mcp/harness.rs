@@ -11,12 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
-use curator_harness::{Harness, HarnessOptions, Timestamp, Trigger};
+use curator_harness::{Harness, HarnessOptions, NewIssue, Timestamp, Trigger};
 
 use super::schema::{
     HarnessAppendInput, HarnessAppendOutput, HarnessContextInput, HarnessContextOutput,
-    HarnessCurateInput, HarnessCurateOutput, HarnessTraceHit, HarnessTraceInput,
-    HarnessTraceOutput,
+    HarnessCurateInput, HarnessCurateOutput, HarnessIssueInput, HarnessIssueOutput,
+    HarnessTraceHit, HarnessTraceInput, HarnessTraceOutput,
 };
 use super::tools::ToolContext;
 use crate::error::ApiError;
@@ -41,6 +41,32 @@ pub(crate) fn harness_context(
 ) -> Result<HarnessContextOutput, ApiError> {
     with_harness(ctx, input.state_dir.as_deref(), |h| {
         Ok(HarnessContextOutput { context: h.context(&input.role)?, role: input.role.clone() })
+    })
+}
+
+/// `harness_issue`: one JSON line in pending-issues.jsonl, scanned and appended under its lock
+/// (`curator harness issue`); the next triage merges it into issues.json.
+pub(crate) fn harness_issue(
+    ctx: &ToolContext,
+    input: HarnessIssueInput,
+) -> Result<HarnessIssueOutput, ApiError> {
+    with_harness(ctx, input.state_dir.as_deref(), |h| {
+        let issue = NewIssue {
+            title: input.title.clone(),
+            severity: input.severity.clone(),
+            found_during: input.found_during.clone(),
+            evidence: input.evidence.clone(),
+            repro: input.repro.clone(),
+            suggested_fix: input.suggested_fix.clone(),
+            code_pointer: input.code_pointer.clone(),
+            found_at: None,
+            source: input.source.clone(),
+        };
+        h.file_issue(&issue, Timestamp::now())?;
+        Ok(HarnessIssueOutput {
+            title: input.title.clone(),
+            pending_path: h.pending_path().display().to_string(),
+        })
     })
 }
 
@@ -224,6 +250,29 @@ mod tests {
         assert!(!trace.hits.is_empty(), "{trace:?}");
         assert!(trace.hits.iter().any(|h| h.place == "raw.md"), "{trace:?}");
         assert!(trace.hits.iter().any(|h| h.place.starts_with("MEMORY.md")), "{trace:?}");
+    }
+
+    #[test]
+    fn harness_issue_files_a_pending_issue_that_triage_merges_and_refuses_bad_ones() {
+        let f = fixture(true);
+        let state_dir = f.state_dir.display().to_string();
+        let issue = |severity: &str| HarnessIssueInput {
+            state_dir: Some(state_dir.clone()),
+            title: "Sandbox unreachable".into(),
+            severity: severity.into(),
+            found_during: "F-031".into(),
+            code_pointer: Some("src/net.rs:12".into()),
+            evidence: None,
+            repro: None,
+            suggested_fix: None,
+            source: Some("worker".into()),
+        };
+        let out = harness_issue(&f.ctx, issue("major")).unwrap();
+        let pending = std::fs::read_to_string(&out.pending_path).unwrap();
+        assert!(pending.contains("Sandbox unreachable") && pending.contains("\"worker\""));
+        assert!(harness_issue(&f.ctx, issue("apocalyptic")).is_err(), "severity is checked");
+        let h = Harness::open(&f.state_dir, f.state_dir.join("id"), HarnessOptions::default());
+        assert_eq!(h.triage(Timestamp::now()).unwrap().merged, 1);
     }
 
     #[test]

@@ -19,6 +19,7 @@
 
 mod catalog;
 mod harness;
+mod journal;
 mod schema;
 mod tools;
 
@@ -43,14 +44,15 @@ pub const SERVER_NAME: &str = "curator";
 
 /// The `instructions` of `initialize`: what the tools are for and in which order to use them.
 pub const INSTRUCTIONS: &str = "curator is trust-scored memory for agent runs (agent-qa's \
-memory directory). Before each step call query_memory with the product, test and step text; \
+memory directory). Before each step call query_memory with the product, test and step_text; \
 prepend its `formatted` <memory-context> block (if any) to the step prompt, and pass run_id and \
 step_index so the injection is recorded. When the run ends call record_run with the run record: \
 observations that helped a passed run gain trust, those injected into a failed step lose it. Use \
 propose_decisions to add a fact worth remembering or to confirm/deprecate one explicitly; \
-list_observations and get_observation read memory without changing it. For a coding-agent \
-harness, harness_append logs one observation line, harness_context gives a role's prompt \
-preamble, harness_curate runs a curator pass and harness_trace says where an entry went.";
+list_observations, get_observation and observation_history read memory without changing it; \
+undo_run reverts one run's changes. For a coding-agent harness, harness_append logs one \
+observation line, harness_issue files an issue for triage, harness_context gives a role's \
+prompt preamble, harness_curate runs a curator pass and harness_trace says where an entry went.";
 
 /// The MCP server over one memory root: cheap to clone (the state is an `Arc`).
 #[derive(Debug, Clone)]

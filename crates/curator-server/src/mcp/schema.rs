@@ -46,8 +46,9 @@ pub(crate) struct QueryMemoryInput {
     pub(crate) product: String,
     /// The test id (`t_…`, scope folder under tests/).
     pub(crate) test: String,
-    /// The step instruction as the agent sees it.
-    pub(crate) step: String,
+    /// The step instruction as the agent sees it (`step` is a deprecated alias).
+    #[serde(alias = "step")]
+    pub(crate) step_text: String,
     /// The suite id (`s_…`) when the test runs inside a suite.
     #[serde(default)]
     pub(crate) suite: Option<String>,
@@ -126,9 +127,10 @@ pub(crate) enum Provider {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RecordRunInput {
-    /// The run record.
+    /// The run record (`run` is a deprecated alias).
+    #[serde(alias = "run")]
     #[schemars(schema_with = "run_record_schema")]
-    pub(crate) run: Value,
+    pub(crate) run_record: Value,
     /// `rules` (default without `decisions`) or `explicit` (default with `decisions`).
     #[serde(default)]
     pub(crate) provider: Option<Provider>,
@@ -381,6 +383,47 @@ pub(crate) struct HarnessCurateOutput {
     pub(crate) notes: Vec<String>,
     /// Files whose bytes changed.
     pub(crate) changed: Vec<String>,
+}
+
+/// `harness_issue`: one pending issue for the next triage (harness-curator §3.3).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HarnessIssueInput {
+    /// The harness state directory (stdio only; over HTTP the server's configured one is used).
+    #[serde(default)]
+    pub(crate) state_dir: Option<String>,
+    /// One-line title (`BLOCKED: …` for a blocked worker).
+    pub(crate) title: String,
+    /// `critical`, `major`, `minor` or `nit`.
+    pub(crate) severity: String,
+    /// The feature being worked on or validated, e.g. `F-023`.
+    pub(crate) found_during: String,
+    /// Where: `path:line`.
+    #[serde(default)]
+    pub(crate) code_pointer: Option<String>,
+    /// What was observed.
+    #[serde(default)]
+    pub(crate) evidence: Option<String>,
+    /// How to reproduce.
+    #[serde(default)]
+    pub(crate) repro: Option<String>,
+    /// A suggested fix.
+    #[serde(default)]
+    pub(crate) suggested_fix: Option<String>,
+    /// The filing role, the issue's `source` (default `validator`).
+    #[serde(default)]
+    pub(crate) source: Option<String>,
+}
+
+/// What `harness_issue` filed.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HarnessIssueOutput {
+    /// The title as filed.
+    pub(crate) title: String,
+    /// The pending-issues file the line was appended to; the next triage or pass merges it
+    /// into issues.json.
+    pub(crate) pending_path: String,
 }
 
 /// `harness_trace`: where an entry went.

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 use curator_core::SnapshotEntry;
 use curator_engine::breaker::Breaker;
 use curator_engine::curate::{
-    CurateOptions, Decisions, MemoryLog, RunRecord, RunRecordError, content_run_id, curate,
+    CurateOptions, Decisions, MemoryLog, RunRecord, RunRecordError, UnknownKeys, content_run_id,
+    curate,
 };
 use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
 use curator_engine::session::{load_session_in, record_injection_in, validate_run_id};
@@ -74,7 +75,7 @@ pub(crate) fn query_memory(
     let request = QueryRequest {
         product: input.product,
         test: input.test,
-        text: input.step,
+        step_text: input.step_text,
         suite: input.suite.clone(),
         suite_tests: input.suite_tests.map(|tests| {
             tests.into_iter().map(|t| SnapshotEntry { test: t.test, id: t.id }).collect()
@@ -132,7 +133,7 @@ pub(crate) fn record_run(
     input: RecordRunInput,
 ) -> Result<MemoryLogOut, ApiError> {
     let state = &ctx.state;
-    let mut record = RunRecord::from_value(&input.run)?;
+    let mut record = RunRecord::from_value_with(&input.run_record, state.engine().unknown_keys)?;
     if record.needs_session() {
         let session: BTreeMap<usize, Vec<String>> = match &record.run_id {
             Some(run_id) => load_session_in(state.store(), run_id)?
@@ -144,7 +145,7 @@ pub(crate) fn record_run(
     }
     let provider: Box<dyn DecisionProvider> = match (input.provider, input.decisions) {
         (None | Some(Provider::Explicit), Some(decisions)) => {
-            Box::new(ExplicitProvider::new(decisions_of(&decisions)?))
+            Box::new(ExplicitProvider::new(decisions_of(&decisions, state.engine().unknown_keys)?))
         }
         (Some(Provider::Explicit), None) => {
             return Err(ApiError::bad_request("provider \"explicit\" needs decisions"));
@@ -165,7 +166,7 @@ pub(crate) fn propose_decisions(
     ctx: &ToolContext,
     input: ProposeDecisionsInput,
 ) -> Result<MemoryLogOut, ApiError> {
-    let decisions = decisions_of(&input.decisions)?;
+    let decisions = decisions_of(&input.decisions, ctx.state.engine().unknown_keys)?;
     let mut run = json!({
         "product": input.product,
         "test": {"id": input.test, "name": input.test},
@@ -201,8 +202,8 @@ pub(crate) fn propose_decisions(
 }
 
 /// Validates a decisions array with the engine's own rules (`decisions[2].observationId`).
-fn decisions_of(decisions: &Value) -> Result<Decisions, ApiError> {
-    Ok(Decisions::from_value(&json!({ "decisions": decisions }))?)
+fn decisions_of(decisions: &Value, unknown: UnknownKeys) -> Result<Decisions, ApiError> {
+    Ok(Decisions::from_value_with(&json!({ "decisions": decisions }), unknown)?)
 }
 
 fn run_curator(
@@ -292,7 +293,8 @@ pub(super) mod tests {
     }
 
     fn query(product: &str, step: &str) -> QueryMemoryInput {
-        serde_json::from_value(json!({"product": product, "test": TEST_ID, "step": step})).unwrap()
+        serde_json::from_value(json!({"product": product, "test": TEST_ID, "step_text": step}))
+            .unwrap()
     }
 
     fn trust_of(f: &Fixture, id: &str) -> f64 {
@@ -361,7 +363,7 @@ pub(super) mod tests {
         (input.run_id, input.step_index) = (Some("r_mcp-run".into()), Some(1));
         let injected = query_memory(&f.ctx, input).unwrap().observations;
         let input =
-            RecordRunInput { run: passed_run("r_mcp-run"), provider: None, decisions: None };
+            RecordRunInput { run_record: passed_run("r_mcp-run"), provider: None, decisions: None };
         let log = record_run(&f.ctx, input).unwrap();
         assert_eq!((log.run_id.as_str(), log.case.as_str()), ("r_mcp-run", "passed"));
         assert_eq!(log.provider.as_deref(), Some("rules"));
@@ -374,7 +376,7 @@ pub(super) mod tests {
     fn a_run_recorded_twice_is_applied_once() {
         let f = fixture(false);
         let run = || RecordRunInput {
-            run: passed_run("r_mcp-twice"),
+            run_record: passed_run("r_mcp-twice"),
             provider: None,
             decisions: Some(
                 json!([{"action": "update", "observationId": REVIEWS, "reasoning": "held"}]),
@@ -406,24 +408,25 @@ pub(super) mod tests {
         let f = fixture(false);
         let mut run = passed_run("r_bad");
         run["status"] = json!("won");
-        let err = record_run(&f.ctx, RecordRunInput { run, provider: None, decisions: None })
-            .unwrap_err();
+        let err =
+            record_run(&f.ctx, RecordRunInput { run_record: run, provider: None, decisions: None })
+                .unwrap_err();
         assert_eq!(err.code(), "invalid_run_record");
         assert!(err.message().contains("status"), "{err}");
         let input = RecordRunInput {
-            run: passed_run("r_p"),
+            run_record: passed_run("r_p"),
             provider: Some(Provider::Explicit),
             decisions: None,
         };
         assert!(record_run(&f.ctx, input).unwrap_err().message().contains("needs decisions"));
         let input = RecordRunInput {
-            run: passed_run("r_p"),
+            run_record: passed_run("r_p"),
             provider: Some(Provider::Rules),
             decisions: Some(json!([])),
         };
         assert_eq!(record_run(&f.ctx, input).unwrap_err().code(), "bad_request");
         let input = RecordRunInput {
-            run: passed_run("r_p"),
+            run_record: passed_run("r_p"),
             provider: None,
             decisions: Some(json!([{"action": "update"}])),
         };
@@ -442,7 +445,8 @@ pub(super) mod tests {
             "steps": [{"name": "add to cart", "status": "failed", "injected": [CART_BADGE]}]
         });
         let log =
-            record_run(&f.ctx, RecordRunInput { run, provider: None, decisions: None }).unwrap();
+            record_run(&f.ctx, RecordRunInput { run_record: run, provider: None, decisions: None })
+                .unwrap();
         assert_eq!((log.case.as_str(), log.deprecated), ("failed", 1));
         assert!((trust_of(&f, CART_BADGE) - 0.7).abs() < 1e-9);
     }

@@ -183,20 +183,26 @@ async fn remove(
     Ok(Json(changed_body(&changed)))
 }
 
+/// The journal of `id`, oldest first (`curator history`, this route and MCP's
+/// `observation_history`). An id with no history must at least exist now; otherwise it is
+/// unknown (`not_found`), so a mistyped id never looks like an untouched observation.
+pub(crate) fn history_of(
+    state: &AppState,
+    id: &curator_core::ObservationId,
+) -> Result<Vec<curator_store::JournalEntry>, ApiError> {
+    let entries =
+        state.store().journal(&JournalFilter { id: Some(id.to_string()), run_id: None })?;
+    if entries.is_empty() {
+        state.store().get(id)?;
+    }
+    Ok(entries)
+}
+
 async fn history(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = ops::parse_id(&id)?;
-    let entries = blocking(&state, move |s| {
-        let entries =
-            s.store().journal(&JournalFilter { id: Some(id.to_string()), run_id: None })?;
-        if entries.is_empty() {
-            // An id with no history must at least exist now; otherwise it is unknown.
-            s.store().get(&id)?;
-        }
-        Ok(entries)
-    })
-    .await?;
+    let entries = blocking(&state, move |s| history_of(&s, &id)).await?;
     Ok(Json(json!({ "entries": entries })))
 }

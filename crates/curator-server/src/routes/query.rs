@@ -28,8 +28,9 @@ pub(crate) fn router() -> ApiRoutes {
 pub(crate) struct QueryRequest {
     pub(crate) product: String,
     pub(crate) test: String,
-    /// The step instruction.
-    pub(crate) text: String,
+    /// The step instruction (`text` is a deprecated alias).
+    #[serde(alias = "text")]
+    pub(crate) step_text: String,
     #[serde(default)]
     pub(crate) suite: Option<String>,
     #[serde(default)]
@@ -64,7 +65,7 @@ impl QueryRequest {
         run: Option<RunStep>,
     ) -> Result<QueryOptions, ApiError> {
         let engine = state.engine();
-        let mut opts = QueryOptions::new(&self.product, &self.test, self.text.clone())?;
+        let mut opts = QueryOptions::new(&self.product, &self.test, self.step_text.clone())?;
         if let Some(suite) = &self.suite {
             opts.suite = Some(SuiteContext::new(suite, self.suite_tests.clone(), self.position)?);
         } else if self.suite_tests.is_some() || self.position.is_some() {

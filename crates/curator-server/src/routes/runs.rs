@@ -18,7 +18,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json};
 use curator_engine::breaker::Breaker;
-use curator_engine::curate::{CurateOptions, Decisions, MemoryLog, RunRecord, curate};
+use curator_engine::curate::{CurateOptions, Decisions, MemoryLog, RunRecord, UnknownKeys, curate};
 use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
 use curator_engine::session::{load_session_in, record_injection_in, validate_run_id};
 use curator_engine::{QueryOutcome, RunStep};
@@ -37,7 +37,7 @@ pub(crate) fn router() -> ApiRoutes {
         .get("/runs", list)
         .post("/runs", start)
         .get("/runs/{run_id}", show)
-        .post("/runs/{run_id}/steps/{step}/query", step_query)
+        .post("/runs/{run_id}/steps/{step_index}/query", step_query)
         .post("/runs/{run_id}/finish", finish)
         .post("/runs/{run_id}/undo", undo)
 }
@@ -156,7 +156,7 @@ async fn step_query(
     ApiJson(request): ApiJson<QueryRequest>,
 ) -> Result<Json<Value>, ApiError> {
     let step: u64 = step.parse().map_err(|_| {
-        ApiError::bad_request(format!("step must be a 0-based step index, got {step:?}"))
+        ApiError::bad_request(format!("step_index must be a 0-based step index, got {step:?}"))
     })?;
     validate_run_id(&run_id)?;
     let body = blocking(&state, move |s| {
@@ -174,6 +174,8 @@ async fn step_query(
             .map_err(|e| ApiError::internal(format!("encoding the outcome: {e}")))?;
         if let Value::Object(map) = &mut body {
             map.insert("run_id".into(), json!(run_id));
+            map.insert("step_index".into(), json!(step));
+            // The name before issue 15, kept one release for older clients.
             map.insert("step".into(), json!(step));
             map.insert("breaker_tripped".into(), json!(tripped));
         }
@@ -187,18 +189,25 @@ async fn step_query(
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Finish {
-    record: Value,
+    /// The run record (`record` is a deprecated alias).
+    #[serde(alias = "record")]
+    run_record: Value,
     #[serde(default)]
     decisions: Option<Value>,
 }
 
 /// Validates the record against the run id of the path and fills missing injections.
-fn prepare_record(state: &AppState, run_id: &str, value: &Value) -> Result<RunRecord, ApiError> {
-    let mut record = RunRecord::from_value(value)?;
+fn prepare_record(
+    state: &AppState,
+    run_id: &str,
+    value: &Value,
+    unknown: UnknownKeys,
+) -> Result<RunRecord, ApiError> {
+    let mut record = RunRecord::from_value_with(value, unknown)?;
     match &record.run_id {
         Some(id) if id != run_id => {
             return Err(ApiError::bad_request(format!(
-                "record.run_id {id:?} is not the run of the path, {run_id:?}"
+                "run_record.run_id {id:?} is not the run of the path, {run_id:?}"
             )));
         }
         Some(_) => {}
@@ -220,9 +229,10 @@ async fn finish(
 ) -> Result<Json<MemoryLog>, ApiError> {
     validate_run_id(&run_id)?;
     let log = blocking(&state, move |s| {
-        let record = prepare_record(&s, &run_id, &body.record)?;
+        let unknown = s.engine().unknown_keys;
+        let record = prepare_record(&s, &run_id, &body.run_record, unknown)?;
         let provider: Box<dyn DecisionProvider> = match &body.decisions {
-            Some(d) => Box::new(ExplicitProvider::new(Decisions::from_value(d)?)),
+            Some(d) => Box::new(ExplicitProvider::new(Decisions::from_value_with(d, unknown)?)),
             None => Box::new(RulesProvider::default()),
         };
         let options = CurateOptions {

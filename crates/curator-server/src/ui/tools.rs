@@ -79,7 +79,7 @@ fn to_request(form: &QueryForm) -> Result<QueryRequest, ApiError> {
     Ok(QueryRequest {
         product: form.product.trim().to_owned(),
         test: form.test.trim().to_owned(),
-        text: form.text.clone(),
+        step_text: form.text.clone(),
         suite: Some(form.suite.trim().to_owned()).filter(|s| !s.is_empty()),
         suite_tests: None,
         position: None,
