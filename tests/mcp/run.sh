@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # curator's MCP server against the official Python MCP SDK (issue 6 item 3): builds the binary,
-# makes sure the SDK is importable, and runs tests/mcp/test_mcp.py over stdio and HTTP.
+# makes sure the SDK is importable, and runs tests/mcp/test_mcp.py over stdio and HTTP, then
+# tests/mcp/test_naming.py (one vocabulary: the CLI, HTTP and MCP agree).
 #
 # Python: $PYTHON when set; else python3 if it can already `import mcp`; else a venv under
 # $CARGO_TARGET_DIR (default target/)/mcp-venv with the pinned SDK installed from PyPI.
@@ -32,4 +33,6 @@ if [[ -z "$python" ]]; then
 fi
 
 "$python" -c 'import importlib.metadata as m; print("tests/mcp: mcp", m.version("mcp"), "on", __import__("sys").version.split()[0])' >&2
-exec "$python" "$repo/tests/mcp/test_mcp.py"
+"$python" "$repo/tests/mcp/test_mcp.py"
+# The same request through the CLI, HTTP and MCP gives the same result (issue 15).
+exec "$python" "$repo/tests/mcp/test_naming.py"

@@ -14,7 +14,7 @@ and checks: initialize (server name/version/instructions), list tools (names, sc
 memory for a step (observations + the <memory-context> block, injection recorded), record a
 passed run whose step had that injection, and the trust change it caused (0.5 -> 0.55, read
 back with get_observation); plus bad input answered as a tool error (isError), an unknown id,
-propose_decisions / list_observations, and the harness tools (a call's own state_dir is
+propose_decisions / list_observations, observation_history / undo_run, and the harness tools (a call's own state_dir is
 accepted over stdio, refused over HTTP). The SDK validates every structured result against
 the tool's advertised output schema, so a schema that lies fails here.
 
@@ -53,7 +53,10 @@ TOOLS = [
     "propose_decisions",
     "list_observations",
     "get_observation",
+    "observation_history",
+    "undo_run",
     "harness_append",
+    "harness_issue",
     "harness_context",
     "harness_curate",
     "harness_trace",
@@ -105,13 +108,16 @@ def free_port() -> int:
 class HttpServer:
     """`curator serve` on a free loopback port, stopped with SIGTERM."""
 
-    def __init__(self, binary: str, root: Path, log: Path) -> None:
+    def __init__(
+        self, binary: str, root: Path, log: Path, extra: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> None:
         self.port = free_port()
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(
-            [binary, "--root", str(root), "serve", "--listen", f"127.0.0.1:{self.port}"],
+            [binary, "--root", str(root), "serve", "--listen", f"127.0.0.1:{self.port}", *(extra or [])],
             stdout=self.log,
             stderr=subprocess.STDOUT,
+            env=env,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -179,7 +185,7 @@ async def scenario(
             assert t.output_schema and t.output_schema.get("type") == "object", t.name
             assert t.description, t.name
         query = next(t for t in listed if t.name == "query_memory")
-        assert {"product", "test", "step"} <= set(query.input_schema["required"])
+        assert {"product", "test", "step_text"} <= set(query.input_schema["required"])
 
     async def trust_before() -> None:
         got = structured(await client.call_tool("get_observation", {"id": REVIEWS}))
@@ -187,7 +193,7 @@ async def scenario(
         assert (got["tier"], got["scope"]) == ("products", PRODUCT), got
 
     async def query() -> None:
-        args = {"product": PRODUCT, "test": TEST_ID, "step": STEP, "run_id": run_id, "step_index": 1}
+        args = {"product": PRODUCT, "test": TEST_ID, "step_text": STEP, "run_id": run_id, "step_index": 1}
         out = structured(await client.call_tool("query_memory", args))
         ids = [o["id"] for o in out["observations"]]
         assert REVIEWS in ids, ids
@@ -207,13 +213,14 @@ async def scenario(
                 {"name": STEP, "status": "passed"},
             ],
         }
-        log = structured(await client.call_tool("record_run", {"run": run}))
+        log = structured(await client.call_tool("record_run", {"run_record": run}))
         assert log["run_id"] == run_id and log["case"] == "passed", log
         assert log["confirmed"] >= 1 and log["errors"] == [], log
         confirmed = [d["observationId"] for d in log["deltas"] if d["action"] == "confirm"]
         assert REVIEWS in confirmed, log["deltas"]
         assert log["already_applied"] is False and log["generation"] == 1, log
         # An agent that retries the call (its answer lost) changes nothing twice (issue 13).
+        # `run` is the deprecated spelling of `run_record`, still accepted for one release.
         again = structured(await client.call_tool("record_run", {"run": run}))
         assert again["already_applied"] is True and again["generation"] == 1, again
         assert again["confirmed"] == 0 and again["deltas"] == [], again
@@ -224,11 +231,30 @@ async def scenario(
         assert got["confirmed_count"] == 3, got
 
     async def bad_input() -> None:
-        result = await client.call_tool("query_memory", {"test": TEST_ID, "step": STEP})
+        result = await client.call_tool("query_memory", {"test": TEST_ID, "step_text": STEP})
         error = error_of(result)
         assert error["code"] == "invalid_arguments" and "product" in error["message"], error
-        result = await client.call_tool("query_memory", {"product": "../etc", "test": TEST_ID, "step": STEP})
+        result = await client.call_tool("query_memory", {"product": "../etc", "test": TEST_ID, "step_text": STEP})
         assert error_of(result)["code"] == "invalid_scope"
+
+    async def history_and_undo() -> None:
+        entries = structured(await client.call_tool("observation_history", {"id": REVIEWS}))["entries"]
+        mine = [e for e in entries if e["run_id"] == run_id]
+        assert [e["action"] for e in mine] == ["confirm"], entries
+        assert mine[0]["reasoning"].startswith("Injected into step 1 "), mine
+        undone = structured(await client.call_tool("undo_run", {"run_id": run_id}))
+        assert undone["generation"] == 1 and undone["reverted"], undone
+        got = structured(await client.call_tool("get_observation", {"id": REVIEWS}))
+        assert got["trust"] == 0.5, got
+        again = error_of(await client.call_tool("undo_run", {"run_id": run_id}))
+        assert again["code"] == "already_undone", again
+        assert error_of(await client.call_tool("undo_run", {"run_id": "../../x"}))["code"] == "invalid_run_id"
+        # Put the run back (recorded again after the undo: generation 2), as later checks expect.
+        log = structured(await client.call_tool("record_run", {"run_record": {
+            "run_id": run_id, "product": PRODUCT, "test": {"id": TEST_ID, "name": "product reviews"},
+            "status": "passed", "steps": [{"name": "Open the product page", "status": "passed"},
+                                          {"name": STEP, "status": "passed"}]}}))
+        assert log["generation"] == 2, log
 
     async def unknown_id() -> None:
         missing = "obs_lake-lake-lake-lake-lake-lake-lake-lake-lake-lake"
@@ -266,6 +292,10 @@ async def scenario(
         line = structured(result)["line"]
         assert line.endswith("worker F-001 -: seed the db first"), line
         assert line in (state_dir / "memory" / "raw.md").read_text()
+        issue = {"state_dir": str(state_dir), "title": "Seed script is slow", "severity": "minor",
+                 "found_during": "F-001"}
+        filed = structured(await client.call_tool("harness_issue", issue))
+        assert "Seed script is slow" in Path(filed["pending_path"]).read_text(), filed
         out = structured(await client.call_tool("harness_context", {"role": "worker", "state_dir": str(state_dir)}))
         assert out["role"] == "worker" and out["context"], out
         # A pass, then where the line went (issue 16).
@@ -282,6 +312,7 @@ async def scenario(
         ("query memory for a step", query),
         ("record a passed run", record_run),
         ("trust after is 0.55", trust_after),
+        ("history of an observation, undo of a run", history_and_undo),
         ("bad input is a tool error", bad_input),
         ("unknown id is a tool error", unknown_id),
         ("propose decisions, list observations", propose_and_list),
