@@ -380,10 +380,13 @@ mod tests {
 
     #[test]
     fn curate_takes_one_provider_at_most() {
-        assert!(parse(&["curate", "--run", "r.json"]).is_ok());
-        assert!(parse(&["curate", "--run", "r.json", "--llm"]).is_ok());
-        assert!(parse(&["curate", "--run", "r.json", "--llm", "--rules"]).is_err());
-        assert!(parse(&["curate", "--run", "r.json", "--decisions", "d.json", "--rules"]).is_err());
+        assert!(parse(&["curate", "--run-record", "r.json"]).is_ok());
+        assert!(parse(&["curate", "--run-record", "r.json", "--llm"]).is_ok());
+        assert!(parse(&["curate", "--run-record", "r.json", "--llm", "--rules"]).is_err());
+        assert!(
+            parse(&["curate", "--run-record", "r.json", "--decisions", "d.json", "--rules"])
+                .is_err()
+        );
         assert!(parse(&["curate", "--decisions", "d.json"]).is_err(), "a run record is required");
     }
 

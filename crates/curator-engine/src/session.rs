@@ -2,7 +2,7 @@
 //!
 //! agent-qa keeps `stepIndex → ids` in the provider's memory, so only the process that ran the
 //! test can tell the curator what was injected. curator records it in the store when a query is
-//! made with `--run R --step I` (the file store: `<root>/.curator/runs/<run_id>.json`;
+//! made with `--run-id R --step-index N` (the file store: `<root>/.curator/runs/<run_id>.json`;
 //! curator-pg: a table), so a later `curate` (another process, maybe another machine, maybe
 //! much later) can blame or confirm exactly those observations.
 //!

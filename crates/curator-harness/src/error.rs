@@ -65,7 +65,7 @@ pub enum Error {
         detail: String,
     },
     /// The state directory does not exist: only `append` and `issue` create one, so a mistyped
-    /// `--state` is an error instead of a pass over a fresh, empty state (issue 16).
+    /// `--state-dir` is an error instead of a pass over a fresh, empty state (issue 16).
     #[error("harness state directory {path} does not exist (only `append` and `issue` create one)")]
     NoState {
         /// The missing directory.

@@ -6,7 +6,7 @@
 //! every result is reproducible in tests.
 //!
 //! Only `append` and `file_issue` create a state directory; every other operation on one that
-//! does not exist is [`Error::NoState`], so a mistyped `--state` never curates a fresh, empty
+//! does not exist is [`Error::NoState`], so a mistyped `--state-dir` never curates a fresh, empty
 //! state (issue 16).
 
 use std::path::{Path, PathBuf};
