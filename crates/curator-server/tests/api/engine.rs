@@ -170,6 +170,25 @@ async fn run_routes_refuse_bad_ids_records_and_decisions() {
     .await
     .error(400, "invalid_decisions");
     assert!(m.contains("action"), "{m}");
+    // Strict inputs (issue 15): a misspelt key is named with the nearest known one, in the run
+    // record (new name `run_record`) and in the decisions, and nothing is applied.
+    let typo = json!({"product": PRODUCT, "test": {"id": TEST_ID, "name": "t"}, "status": "passed",
+                      "steps": [{"name": "s", "status": "passed", "observaton": "MEMO: x"}]});
+    let m = json(&app, "POST", "/api/v1/runs/r_x/finish", &json!({"run_record": typo}))
+        .await
+        .error(400, "invalid_run_record");
+    assert!(m.contains("steps[0].observaton") && m.contains("\"observation\""), "{m}");
+    let decisions = json!({"decisions": [{"action": "noop", "reasonig": "x"}]});
+    let body = json!({"run_record": ok_record, "decisions": decisions});
+    let m =
+        json(&app, "POST", "/api/v1/runs/r_x/finish", &body).await.error(400, "invalid_decisions");
+    assert!(m.contains("decisions[0].reasonig") && m.contains("\"reasoning\""), "{m}");
+    post(&app, "/api/v1/runs/..%2F..%2Fx/undo").await.error(400, "invalid_run_id");
+    get(&app, "/api/v1/runs").await.json()["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .for_each(|r| assert_ne!(r["run_id"], "r_x", "nothing was applied"));
 }
 
 #[tokio::test]
