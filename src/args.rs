@@ -237,10 +237,11 @@ pub(crate) struct EvalArgs {
     /// The labelled queries, one JSON object a line (see eval/README.md).
     #[arg(long, value_name = "FILE")]
     pub(crate) queries: PathBuf,
-    /// The cut-off for recall@k.
-    #[arg(long, default_value_t = 3)]
+    /// recall@K reads the top K (the injection cap raised to K for the eval); irrelevant
+    /// injections are counted at the configured cap (maxInjections).
+    #[arg(long, value_name = "K", default_value_t = 3)]
     pub(crate) k: usize,
-    /// Which modes to measure (default: both, terms first).
+    /// Which modes to measure (default: both, terms first); the plain BM25 baseline always runs.
     #[arg(long, value_enum)]
     pub(crate) mode: Option<ModeArg>,
     /// Print every query's returned, missed and irrelevant ids.

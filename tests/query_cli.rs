@@ -302,3 +302,34 @@ fn eval_reports_a_broken_queries_line_by_number_and_field() {
         assert!(stderr.contains("line 2") && stderr.contains(field), "{line2}: {stderr}");
     }
 }
+
+/// `eval --k 5` reads five results per query, counts injections at the configured cap, gives
+/// every figure per class and prints the plain BM25 baseline beside the modes.
+#[test]
+fn eval_k_reports_per_class_beside_the_bm25_baseline() {
+    let dir = seeded("eval-k");
+    let path = dir.path().join("q.jsonl");
+    let lines = [
+        format!(
+            r#"{{"query":"login button","product":"acme","test":"{TEST}","relevant":["{ID_A}"],"classes":["short"]}}"#
+        ),
+        format!(
+            r#"{{"query":"Open the billing page","product":"acme","test":"{TEST}","relevant":[],"classes":["nothing","short"]}}"#
+        ),
+    ];
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let out = dir.curator(&["--json", "eval", "--k", "5", "--queries", path.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+    let modes: Vec<&str> =
+        report["modes"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["terms", "phrase", "bm25"]);
+    for m in report["modes"].as_array().unwrap() {
+        assert_eq!((m["summary"]["k"].as_u64(), m["summary"]["cap"].as_u64()), (Some(5), Some(3)));
+        assert_eq!(m["classes"]["short"]["queries"], 2, "{m}");
+        assert_eq!(m["classes"]["nothing"]["queries"], 1, "{m}");
+        assert!(m["summary"].get("mrr_at_10").is_some(), "{m}");
+    }
+    let text = dir.curator(&["eval", "--k", "5", "--queries", path.to_str().unwrap()]).stdout();
+    assert!(text.contains("recall@5") && text.contains("per class:"), "{text}");
+    assert!(text.contains("bm25"), "{text}");
+}

@@ -1,12 +1,17 @@
-//! `curator eval`: retrieval quality on a labelled query set (ARCHITECTURE.md, eval set).
+//! `curator eval`: retrieval quality on a labelled query set (issues 3 and 14; eval/README.md).
 //!
-//! Each query runs exactly as `curator query` would (same scopes, trust floor and injection cap
-//! from the config), without recording a run, and the injected ids are scored against the labels.
+//! Each query runs exactly as `curator query` would (same scopes, trust floor and mode), without
+//! recording a run, once at the configured injection cap (what the irrelevant-injection figures
+//! count) and once with the cap raised to `max(--k, 10)` (recall@k, MRR@10, nDCG@10). A plain
+//! BM25 baseline (stemmed, title + body, no rules) runs on the same set and is printed last, so
+//! every report is a side-by-side comparison.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
-use curator_engine::eval::{EvalQuery, EvalReport, evaluate, load_queries};
+use curator_engine::eval::{
+    EvalDepth, EvalQuery, EvalReport, baseline_ids, evaluate, load_queries,
+};
 use curator_engine::{QueryOptions, SuiteContext};
 use curator_store::Store;
 use curator_store::index::QueryMode;
@@ -15,24 +20,26 @@ use crate::args::{EvalArgs, ModeArg};
 use crate::context::Context;
 use crate::output;
 
+/// The name of the baseline's rows in the report.
+const BASELINE: &str = "bm25";
+
 pub(crate) fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let queries = load_queries(&args.queries)?;
-    let modes: &[(ModeArg, &str)] = match args.mode {
-        Some(ModeArg::Terms) => &[(ModeArg::Terms, "terms")],
-        Some(ModeArg::Phrase) => &[(ModeArg::Phrase, "phrase")],
-        None => &[(ModeArg::Terms, "terms"), (ModeArg::Phrase, "phrase")],
+    let modes: &[(QueryMode, &str)] = match args.mode {
+        Some(ModeArg::Terms) => &[(QueryMode::Terms, "terms")],
+        Some(ModeArg::Phrase) => &[(QueryMode::Phrase, "phrase")],
+        None => &[(QueryMode::Terms, "terms"), (QueryMode::Phrase, "phrase")],
     };
+    let depth = EvalDepth { k: args.k, cap: ctx.config.memory.max_injections };
+    let min_trust = ctx.config.memory.min_trust;
     let mut report = EvalReport { modes: Vec::new() };
     for &(mode, name) in modes {
-        let mode = match mode {
-            ModeArg::Terms => QueryMode::Terms,
-            ModeArg::Phrase => QueryMode::Phrase,
-        };
-        report
-            .modes
-            .push(evaluate(name, &queries, args.k, |q| run_one(ctx, store.as_ref(), q, mode))?);
+        let run = |q: &EvalQuery, limit| run_one(ctx, store.as_ref(), q, mode, limit);
+        report.modes.push(evaluate(name, &queries, depth, run)?);
     }
+    let baseline = |q: &EvalQuery, limit| baseline_ids(store.as_ref(), q, min_trust, limit);
+    report.modes.push(evaluate(BASELINE, &queries, depth, baseline)?);
     if ctx.json {
         output::print_json(&report)?;
     } else {
@@ -58,10 +65,11 @@ fn run_one(
     store: &dyn Store,
     q: &EvalQuery,
     mode: QueryMode,
+    limit: usize,
 ) -> Result<Vec<String>> {
     let mut opts = QueryOptions::new(q.product.as_str(), q.test.as_str(), q.query.clone())?;
     opts.min_trust = ctx.config.memory.min_trust;
-    opts.max_injections = ctx.config.memory.max_injections;
+    opts.max_injections = limit;
     opts.mode = mode;
     if let Some(suite) = &q.suite {
         opts.suite = Some(SuiteContext {

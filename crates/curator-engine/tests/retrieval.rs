@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use curator_engine::eval::{EvalQuery, ModeReport, evaluate, load_queries};
+use curator_engine::eval::{EvalDepth, EvalQuery, ModeReport, evaluate, load_queries};
 use curator_engine::query::{QueryOptions, RunStep, query};
 use curator_engine::scopes::SuiteContext;
 use curator_engine::session::load_session;
@@ -54,9 +54,10 @@ fn run_eval_on(
 ) -> ModeReport {
     let mut queries = load_queries(&dev_set().join("queries.jsonl")).unwrap();
     queries.retain(|q| keep(q.line));
-    evaluate(&format!("{mode:?}"), &queries, 3, |q| {
-        query(root, &options(q, mode, min_relevance))
-            .map(|o| o.observations.into_iter().map(|h| h.id).collect::<Vec<_>>())
+    evaluate(&format!("{mode:?}"), &queries, EvalDepth { k: 3, cap: 3 }, |q, limit| {
+        let mut opts = options(q, mode, min_relevance);
+        opts.max_injections = limit;
+        query(root, &opts).map(|o| o.observations.into_iter().map(|h| h.id).collect::<Vec<_>>())
     })
     .unwrap()
 }
@@ -95,7 +96,7 @@ fn dev_set_halves() {
                 "{mode:?} {name}: queries {} recall@3 {:.3} mrr {:.3} ndcg@10 {:.3} irrelevant {:.1}% ({}/{}) nothing-injected {}/{}",
                 s.queries,
                 s.recall_at_k.unwrap_or(0.0),
-                s.mrr.unwrap_or(0.0),
+                s.mrr_at_10.unwrap_or(0.0),
                 s.ndcg_at_10.unwrap_or(0.0),
                 100.0 * s.irrelevant_injection_rate,
                 s.irrelevant_injected,
@@ -117,7 +118,7 @@ fn sweep_relevance_floor() {
         eprintln!(
             "floor {floor:.2}: recall@3 {:.3} mrr {:.3} irrelevant {:.3} ({} of {}), nothing-queries hit {}",
             s.recall_at_k.unwrap_or(0.0),
-            s.mrr.unwrap_or(0.0),
+            s.mrr_at_10.unwrap_or(0.0),
             s.irrelevant_injection_rate,
             s.irrelevant_injected,
             s.injected,
@@ -214,4 +215,64 @@ fn dump_dev_queries() {
             );
         }
     }
+}
+
+/// An observation file with this id, title and trust, optionally placed in a suite.
+fn obs_file(id: &str, title: &str, trust: &str, suite: Option<u64>) -> String {
+    let placement = suite.map_or_else(String::new, |p| {
+        format!("position: {p}\nsuite_snapshot:\n  - test: tests/a.yaml\n    id: t_a\n")
+    });
+    format!(
+        "---\nid: {id}\ntitle: {title}\ntrust: {trust}\ncreated: 2026-04-10T12:00:00.000Z\n\
+         last_confirmed: 2026-04-10T12:00:00.000Z\nconfirmed_count: 0\ncontradicted_count: 0\n\
+         source_test: t_a\n{placement}---\nBody of {title}.\n"
+    )
+}
+
+#[test]
+fn the_bm25_baseline_ranks_only_what_the_step_may_see() {
+    use curator_engine::eval::{EvalSuite, baseline_ids};
+    use curator_store::{FileStore, FileStoreOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let ids = [
+        "obs_aa-lamp-lake-moon-reef-sand-tide-wave-wind-yarn",
+        "obs_ab-lamp-lake-moon-reef-sand-tide-wave-wind-yarn",
+        "obs_ac-lamp-lake-moon-reef-sand-tide-wave-wind-yarn",
+        "obs_ad-lamp-lake-moon-reef-sand-tide-wave-wind-yarn",
+        "obs_ae-lamp-lake-moon-reef-sand-tide-wave-wind-yarn",
+    ];
+    let files = [
+        ("products/shop", ids[0], "Export button exports invoices", "0.9", None),
+        ("products/shop", ids[1], "Export takes long", "0.1", None),
+        ("products/other", ids[2], "Export in another product", "0.9", None),
+        ("suites/s_a", ids[3], "Export at position zero", "0.9", Some(0)),
+        ("suites/s_a", ids[4], "Export at position one", "0.9", Some(1)),
+    ];
+    for (folder, id, title, trust, pos) in files {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+        std::fs::write(root.join(folder).join(format!("{id}.md")), obs_file(id, title, trust, pos))
+            .unwrap();
+    }
+    let store = FileStore::open(root, FileStoreOptions::default()).unwrap();
+    let mut queries = curator_engine::eval::parse_queries(
+        &format!(
+            r#"{{"query":"Click Export","product":"shop","test":"t_a","relevant":[]}}
+{{"query":"Click Export","product":"shop","test":"t_a","suite":{{"id":"s_a","tests":[{{"test":"tests/a.yaml","id":"t_a"}}],"position":0}},"relevant":["{}"]}}"#,
+            ids[3]
+        ),
+        "inline",
+    )
+    .unwrap();
+    // Outside the suite: the product's trusted observation only (trust 0.1 < 0.3, other product).
+    assert_eq!(baseline_ids(&store, &queries[0], 0.3, 10).unwrap(), [ids[0]]);
+    // As the suite's first child: plus the observation placed at position 0, not at 1.
+    let mut got = baseline_ids(&store, &queries[1], 0.3, 10).unwrap();
+    got.sort();
+    assert_eq!(got, [ids[0], ids[3]]);
+    queries[1].suite = Some(EvalSuite { position: 1, ..queries[1].suite.clone().unwrap() });
+    let mut got = baseline_ids(&store, &queries[1], 0.3, 10).unwrap();
+    got.sort();
+    assert_eq!(got, [ids[0], ids[4]]);
+    assert_eq!(baseline_ids(&store, &queries[1], 0.3, 1).unwrap().len(), 1, "the cap");
 }

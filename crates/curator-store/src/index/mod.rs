@@ -24,6 +24,7 @@
 //! documents (counted in [`RefreshStats`], listed by [`MemoryIndex::problems`]) so they are not
 //! re-parsed on every query and are never lost silently. No tantivy type crosses this API.
 
+mod baseline;
 mod collect;
 mod folders;
 mod query;
@@ -44,6 +45,7 @@ use tantivy::query::AllQuery;
 use tantivy::schema::Value;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError};
 
+pub use baseline::{BaselineDoc, bm25_baseline};
 use schema::Fields;
 use writer::Fnv;
 
