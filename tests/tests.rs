@@ -33,3 +33,6 @@ mod kill;
 
 // Strict inputs, printed ids and the deprecated spellings of one vocabulary (issue 15).
 mod strict_cli;
+
+// A running `curator serve` answers fresh `curator query` processes over its socket (issue 14).
+mod query_server;

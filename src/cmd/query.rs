@@ -3,6 +3,8 @@
 //! Prints the `<memory-context>` block exactly as the planner receives it, or nothing when no
 //! memory matches. With `--run-id/--step-index` the injected ids are recorded for `curate`. While the
 //! step's circuit breaker is tripped nothing is injected, and stderr (and `--json`) say why.
+//! When a `curator serve` runs for the root, it answers (same answer, without this process
+//! checking every file of the step's folders); otherwise this process answers by itself.
 
 use std::io::Read;
 use std::path::Path;
@@ -17,7 +19,7 @@ use curator_store::index::QueryMode;
 use serde::Serialize;
 
 use crate::args::{ModeArg, QueryArgs};
-use crate::context::Context;
+use crate::context::{Context, StoreChoice};
 use crate::output;
 
 /// Largest step text accepted on stdin.
@@ -34,27 +36,58 @@ struct QueryJson<'a> {
 
 pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
     let opts = options(ctx, args)?;
-    let store = ctx.store()?;
     let breaker_key = args.breaker.clone().or_else(|| args.suite.clone());
-    let tripped = match &breaker_key {
-        Some(key) if ctx.config.memory.circuit_breaker_enabled => {
-            Breaker::is_tripped_in(store.as_ref(), key)?
-        }
-        _ => false,
+    let honoured = breaker_key.as_deref().filter(|_| ctx.config.memory.circuit_breaker_enabled);
+    if let Some((outcome, tripped)) = ask_server(ctx, &opts, honoured) {
+        return print(ctx, &outcome, tripped.then_some(honoured.unwrap_or_default()));
+    }
+    let store = ctx.store()?;
+    let tripped = match honoured {
+        Some(key) => Breaker::is_tripped_in(store.as_ref(), key)?,
+        None => false,
     };
     let outcome = if tripped {
-        eprintln!(
-            "curator: circuit breaker {:?} is tripped -- injecting no memory for this step",
-            breaker_key.as_deref().unwrap_or_default()
-        );
         QueryOutcome { observations: Vec::new(), formatted: None }
     } else {
         curator_engine::query_in(store.as_ref(), &opts)?
     };
+    print(ctx, &outcome, tripped.then_some(honoured.unwrap_or_default()))
+}
+
+/// The answer of a `curator serve` running for this root (`query_socket.rs`), if one does: it
+/// holds an inotify-fresh index, so this process need not check every file itself. `None` (and
+/// the caller answers by itself) when none runs or it cannot answer.
+fn ask_server(
+    ctx: &Context,
+    opts: &QueryOptions,
+    breaker: Option<&str>,
+) -> Option<(QueryOutcome, bool)> {
+    if ctx.store != StoreChoice::Files {
+        return None;
+    }
+    match curator_engine::query_socket::ask(&ctx.root, opts, breaker) {
+        Ok(answer) => {
+            tracing::debug!("answered by the curator serve of this root");
+            Some((answer.outcome, answer.breaker_tripped))
+        }
+        Err(why) => {
+            tracing::debug!("answering without a server: {why}");
+            None
+        }
+    }
+}
+
+/// Prints the injection; `tripped` names the breaker that suppressed it.
+fn print(ctx: &Context, outcome: &QueryOutcome, tripped: Option<&str>) -> Result<ExitCode> {
+    if let Some(key) = tripped {
+        eprintln!(
+            "curator: circuit breaker {key:?} is tripped -- injecting no memory for this step"
+        );
+    }
     if ctx.json {
         output::print_json(&QueryJson {
-            outcome: &outcome,
-            breaker_tripped: tripped.then_some(true),
+            outcome,
+            breaker_tripped: tripped.is_some().then_some(true),
         })?;
     } else {
         if let Some(block) = &outcome.formatted {

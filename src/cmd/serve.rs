@@ -6,18 +6,22 @@
 //! `--token-env`, never from the command line, where other users of the machine could read it
 //! in the process list. It serves until SIGINT or SIGTERM, then finishes the requests in flight
 //! (a write that has started is completed and journaled) and exits 0. The engine settings are
-//! the config's, shared with `curator mcp`.
+//! the config's, shared with `curator mcp`. With a file store it also answers fresh `curator
+//! query` processes of the root over `<root>/.curator/query.sock` (curator-engine's
+//! `query_socket`), from its inotify-fresh index.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
+use curator_engine::query_socket::{QueryListener, socket_path};
 use curator_harness::{Harness, HarnessOptions};
 use curator_server::{AppState, Server, ServerOptions, shutdown_signal};
 
-use crate::context::Context;
+use crate::context::{Context, StoreChoice};
 
 /// `curator serve`.
 #[derive(Debug, Args)]
@@ -47,8 +51,9 @@ fn token(var: Option<&str>) -> Result<Option<String>> {
     }
 }
 
-/// The server state: the shared engine settings plus this command's token and harness.
-fn state(ctx: &Context, args: &ServeArgs) -> Result<AppState> {
+/// The server state: the shared engine settings plus this command's token and harness; and, for
+/// a file store, the listener that answers fresh `curator query` processes of this root.
+fn state(ctx: &Context, args: &ServeArgs) -> Result<(AppState, Option<QueryListener>)> {
     let harness = match &args.state_dir {
         Some(dir) => {
             let identity = crate::context::identity_dir(args.identity.as_deref())?;
@@ -64,11 +69,16 @@ fn state(ctx: &Context, args: &ServeArgs) -> Result<AppState> {
         engine: super::mcp::engine_settings(ctx),
         ..ServerOptions::default()
     };
-    Ok(AppState::with_store(store, root, options))
+    let listener = match ctx.store {
+        StoreChoice::Files => QueryListener::start(&root, Arc::clone(&store))
+            .with_context(|| format!("listening on {}", socket_path(&root).display()))?,
+        StoreChoice::Postgres(_) => None,
+    };
+    Ok((AppState::with_store(store, root, options), listener))
 }
 
 pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
-    let state = state(ctx, args)?;
+    let (state, listener) = state(ctx, args)?;
     let store = ctx.describe_store();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -78,10 +88,21 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
         let server = Server::bind(args.listen, state).await?;
         let addr = server.local_addr()?;
         eprintln!("curator serve: http://{addr}/ ({store}); Ctrl-C stops");
+        match &listener {
+            Some(l) => {
+                eprintln!("curator serve: answering `curator query` on {}", l.path().display())
+            }
+            None if ctx.store == StoreChoice::Files => eprintln!(
+                "curator serve: another server answers `curator query` for this root (or its \
+                 socket path is too long)"
+            ),
+            None => {}
+        }
         server.run(shutdown_signal()).await
     })?;
     // Dropping the runtime waits for blocking store work still running, so no write is cut.
     drop(runtime);
+    drop(listener);
     eprintln!("curator serve: stopped");
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,8 @@ pub mod eval;
 pub mod providers;
 pub mod query;
 pub mod runs;
+#[cfg(unix)]
+pub mod query_socket;
 pub mod scopes;
 pub mod session;
 pub mod undo;

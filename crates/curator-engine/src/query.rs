@@ -14,7 +14,7 @@ use curator_store::index::{
     DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, Hit, IndexError, QueryMode, SearchRequest,
 };
 use curator_store::{FileStore, FileStoreOptions, Store};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::scopes::{SuiteContext, scope_selectors};
 use crate::session::{SessionError, record_injection_in, validate_run_id};
@@ -67,7 +67,7 @@ impl QueryOptions {
 }
 
 /// One injected observation, as `curator query --json` prints it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InjectedObservation {
     pub id: String,
     pub title: String,
@@ -81,7 +81,7 @@ pub struct InjectedObservation {
 }
 
 /// The answer for one step: `formatted` is the §4 block, `None` when nothing is injected.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueryOutcome {
     pub observations: Vec<InjectedObservation>,
     pub formatted: Option<String>,

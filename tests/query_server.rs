@@ -1,0 +1,180 @@
+//! `curator query` answered by a running `curator serve` over `<root>/.curator/query.sock`, and
+//! by itself when no server can answer (issue 14 item 4): the same answer either way.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use crate::util::{Dir, ID_A, ID_B, ID_C, observation_file};
+
+const TEST: &str = "t_lack-auto-quit-dow-boat-urus-zip-van-oak-elm";
+
+fn seeded(name: &str) -> Dir {
+    let dir = Dir::new(name);
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "Login button stays disabled until the form is valid", "0.9", "x"),
+    );
+    dir.write(
+        &format!("products/acme/{ID_B}.md"),
+        observation_file(ID_B, "Export CSV dialog closes on Escape", "0.7", "Press it once."),
+    );
+    dir
+}
+
+/// A `curator serve` child of one root; killed on drop.
+struct Served {
+    child: Child,
+}
+
+impl Served {
+    /// Starts a server and waits until its stderr has a line containing `marker`.
+    fn start_until(dir: &Dir, marker: &str) -> Served {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("curator"))
+            .current_dir(dir.path())
+            .env_remove("CURATOR_ROOT")
+            .arg("--root")
+            .arg(dir.root())
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn curator serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        loop {
+            let line = lines.next().unwrap_or_else(|| panic!("no {marker:?} line")).unwrap();
+            if line.contains(marker) {
+                break;
+            }
+        }
+        std::thread::spawn(move || lines.for_each(drop));
+        Served { child }
+    }
+
+    fn start(dir: &Dir) -> Served {
+        Served::start_until(dir, "answering `curator query` on")
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `curator [--json] query …` with the debug log on: (stdout, whether the server answered).
+fn query(dir: &Dir, json: bool, extra: &[&str], text: &str) -> (String, bool) {
+    let mut args = vec![];
+    if json {
+        args.push("--json");
+    }
+    args.extend(["query", "--product", "acme", "--test", TEST]);
+    args.extend_from_slice(extra);
+    args.push(text);
+    let mut cmd = dir.curator(&args);
+    cmd.cmd.env("CURATOR_LOG", "curator=debug");
+    let out = cmd.output();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let by_server = stderr.contains("answered by the curator serve of this root");
+    assert!(by_server || stderr.contains("answering without a server"), "{stderr}");
+    (String::from_utf8(out.stdout).unwrap(), by_server)
+}
+
+const STEPS: &[&str] = &[
+    "Click the login button",
+    "Press Escape in the export dialog",
+    "Open the billing page",
+    "login",
+];
+
+#[test]
+fn a_running_server_answers_exactly_what_the_process_would() {
+    let dir = seeded("query-server-same");
+    let alone: Vec<(String, String)> =
+        STEPS.iter().map(|s| (query(&dir, false, &[], s).0, query(&dir, true, &[], s).0)).collect();
+    let served = Served::start(&dir);
+    for (step, (text, json)) in STEPS.iter().zip(&alone) {
+        let (served_text, by_server) = query(&dir, false, &[], step);
+        assert!(by_server, "the server answered {step:?}");
+        assert_eq!(&served_text, text, "{step:?}");
+        assert_eq!(&query(&dir, true, &[], step).0, json, "{step:?}");
+    }
+    // Mode and trust flags reach the server: at min trust 0.8 only the 0.9 observation is seen.
+    for mode in ["phrase", "terms"] {
+        let (out, by_server) = query(&dir, false, &["--mode", mode, "--min-trust", "0.8"], "login");
+        assert!(by_server);
+        assert!(out.contains("Login button stays disabled"), "{mode}: {out}");
+        assert!(!out.contains("Export CSV"), "{mode}: {out}");
+    }
+    // A file written while the server runs is in the very next answer.
+    dir.write(
+        &format!("products/acme/{ID_C}.md"),
+        observation_file(ID_C, "Billing page loads invoices lazily", "0.8", "Scroll to load."),
+    );
+    let (out, by_server) = query(&dir, false, &[], "Open the billing page");
+    assert!(by_server && out.contains("Billing page loads invoices lazily"), "{out}");
+    // Run bookkeeping goes through the server's store.
+    let (_, by_server) = query(&dir, false, &["--run", "r1", "--step", "0"], "login button");
+    assert!(by_server);
+    assert!(dir.read(".curator/runs/r1.json").contains(ID_A));
+    served.kill();
+}
+
+#[test]
+fn a_tripped_breaker_is_honoured_by_the_server() {
+    let dir = seeded("query-server-breaker");
+    for (outcome, memory) in [("passed", "without"), ("failed", "with")] {
+        for _ in 0..3 {
+            dir.curator(&["breaker", "record", "ci", "--outcome", outcome, "--memory", memory])
+                .stdout();
+        }
+    }
+    let _served = Served::start(&dir);
+    let (out, by_server) = query(&dir, true, &["--breaker", "ci"], "login button");
+    assert!(by_server);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["breaker_tripped"], true, "{json}");
+    assert_eq!(json["observations"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn a_killed_server_leaves_a_socket_that_queries_and_the_next_server_handle() {
+    let dir = seeded("query-server-killed");
+    let (expected, _) = query(&dir, false, &[], "Click the login button");
+    let served = Served::start(&dir);
+    served.kill();
+    assert!(dir.root().join(".curator/query.sock").exists(), "SIGKILL leaves the socket file");
+    let (out, by_server) = query(&dir, false, &[], "Click the login button");
+    assert!(!by_server);
+    assert_eq!(out, expected);
+    // The next server takes the dead one's place.
+    let _served = Served::start(&dir);
+    let (out, by_server) = query(&dir, false, &[], "Click the login button");
+    assert!(by_server);
+    assert_eq!(out, expected);
+    // While it runs, a second server for the root serves HTTP but leaves the socket alone.
+    let second = Served::start_until(&dir, "another server answers `curator query`");
+    second.kill();
+    let (_, by_server) = query(&dir, false, &[], "Click the login button");
+    assert!(by_server, "the first server still answers");
+}
+
+#[test]
+fn a_server_stopped_by_sigterm_removes_its_socket() {
+    let dir = seeded("query-server-sigterm");
+    let mut served = Served::start(&dir);
+    let socket = dir.root().join(".curator/query.sock");
+    assert!(socket.exists());
+    let pid = served.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = served.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(!socket.exists(), "a clean stop removes the socket");
+}
