@@ -87,6 +87,8 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
     runtime.block_on(async {
         let server = Server::bind(args.listen, state).await?;
         let addr = server.local_addr()?;
+        // Before the lines that say the server is up, so a SIGTERM right after them is handled.
+        let stop = shutdown_signal();
         eprintln!("curator serve: http://{addr}/ ({store}); Ctrl-C stops");
         match &listener {
             Some(l) => {
@@ -98,7 +100,7 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
             ),
             None => {}
         }
-        server.run(shutdown_signal()).await
+        server.run(stop).await
     })?;
     // Dropping the runtime waits for blocking store work still running, so no write is cut.
     drop(runtime);

@@ -81,30 +81,47 @@ pub async fn serve(
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::warn!("cannot listen for Ctrl-C: {e}");
-            std::future::pending::<()>().await;
+///
+/// The handlers are installed by this call, not when the future is first polled: a caller that
+/// says it is ready (a log line a supervisor or test waits for) after calling this cannot be hit
+/// by a SIGTERM that the default action turns into an abrupt exit, cutting requests in flight.
+/// Call it inside the tokio runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    let listen = |kind: tokio::signal::unix::SignalKind, name: &'static str| {
+        let stream = tokio::signal::unix::signal(kind);
+        async move {
+            match stream {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot listen for {name}: {e}");
+                    std::future::pending::<()>().await;
+                }
+            }
         }
     };
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::warn!("cannot listen for SIGTERM: {e}");
+    let (ctrl_c, term) = (
+        listen(tokio::signal::unix::SignalKind::interrupt(), "Ctrl-C"),
+        listen(tokio::signal::unix::SignalKind::terminate(), "SIGTERM"),
+    );
+    #[cfg(not(unix))]
+    let (ctrl_c, term) = (
+        async {
+            if let Err(e) = tokio::signal::ctrl_c().await {
+                tracing::warn!("cannot listen for Ctrl-C: {e}");
                 std::future::pending::<()>().await;
             }
+        },
+        std::future::pending::<()>(),
+    );
+    async move {
+        tokio::select! {
+            () = ctrl_c => {},
+            () = term => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+        tracing::info!("shutting down: finishing requests in flight");
     }
-    tracing::info!("shutting down: finishing requests in flight");
 }
