@@ -107,6 +107,12 @@ pub(crate) struct SizeResult {
     pub(crate) cur_fresh_check: Samples,
     pub(crate) engine_query: Samples,
     pub(crate) process: Samples,
+    /// The same fresh processes while a `curator serve` runs for the root (query socket).
+    pub(crate) process_served: Samples,
+    /// Fresh processes on `size` observations all in one product folder, without and with a
+    /// server: the case where `stat`ing the step's folders costs the most.
+    pub(crate) one_folder: Samples,
+    pub(crate) one_folder_served: Samples,
     pub(crate) process_note: Option<String>,
     pub(crate) floor_root_read: Duration,
     pub(crate) floor_root_parse: Duration,
@@ -391,6 +397,107 @@ fn fresh_processes(
         let step = &runs[k].steps[(i / runs.len()) % runs[k].steps.len()];
         r.process.push(spawn(&commands[k], step)?);
     }
+    let server = Served::start(bin, tmp, &root)?;
+    spawn(&commands[0], &runs[0].steps[0])?;
+    for i in 0..plan.process_runs {
+        let k = i % runs.len();
+        let step = &runs[k].steps[(i / runs.len()) % runs[k].steps.len()];
+        r.process_served.push(spawn(&commands[k], step)?);
+    }
+    drop(server);
+    one_folder(r, plan, bin, tmp)
+}
+
+/// A `curator serve` child answering fresh queries of one root; killed on drop.
+struct Served(std::process::Child);
+
+impl Served {
+    fn start(bin: &Path, dir: &Path, root: &Path) -> Result<Served, String> {
+        let child = Command::new(bin)
+            .current_dir(dir)
+            .arg("--root")
+            .arg(root)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("spawning curator serve: {e}"))?;
+        let served = Served(child);
+        let socket = root.join(".curator").join("query.sock");
+        let start = Instant::now();
+        while !socket.exists() {
+            if start.elapsed() > Duration::from_secs(60) {
+                return Err("curator serve did not open its query socket".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(served)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The issue-14 case: `size` observations in one product folder, fresh `curator query`
+/// processes without and with a server.
+fn one_folder(r: &mut SizeResult, plan: &Plan, bin: &Path, tmp: &Path) -> Result<(), String> {
+    let root = tmp.join("one-folder");
+    let folder = root.join("products").join("big");
+    std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
+    const WORDS: &[&str] = &[
+        "login", "button", "modal", "cart", "checkout", "export", "invoice", "dialog", "spinner",
+        "toast", "banner", "search", "filter", "table", "upload", "avatar", "profile", "settings",
+        "password", "email", "payment", "card", "shipping", "order", "report", "chart", "menu",
+    ];
+    let mut rng = crate::corpus::Rng::new(plan.seed);
+    for i in 0..r.size {
+        let id = format!("obs_{i:06}-lamp-lake-moon-reef-sand-tide-wave-wind-yarn");
+        let title: Vec<&str> = (0..5).map(|_| *rng.pick(WORDS)).collect();
+        let body: Vec<&str> = (0..14).map(|_| *rng.pick(WORDS)).collect();
+        let text = format!(
+            "---\nid: {id}\ntitle: {}\ntrust: 0.8\ncreated: 2026-04-10T12:00:00.000Z\n\
+             last_confirmed: 2026-04-10T12:00:00.000Z\nconfirmed_count: 0\n\
+             contradicted_count: 0\nsource_test: t_a\n---\n{}.\n",
+            title.join(" "),
+            body.join(" ")
+        );
+        std::fs::write(folder.join(format!("{id}.md")), text).map_err(|e| e.to_string())?;
+    }
+    let query = |step: &str| -> Result<Duration, String> {
+        let start = Instant::now();
+        let out = Command::new(bin)
+            .current_dir(tmp)
+            .arg("--root")
+            .arg(&root)
+            .args(["query", "--product", "big", "--test", "t_a", "--", step])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| e.to_string())?;
+        let d = start.elapsed();
+        if !out.success() {
+            return Err(format!("curator query on the one-folder root failed: {out}"));
+        }
+        Ok(d)
+    };
+    let steps =
+        ["Click the export button", "Open the payment card modal", "Search the order table"];
+    query(steps[0])?; // builds the index
+    for i in 0..plan.process_runs {
+        r.one_folder.push(query(steps[i % steps.len()])?);
+    }
+    let server = Served::start(bin, tmp, &root)?;
+    query(steps[0])?;
+    for i in 0..plan.process_runs {
+        r.one_folder_served.push(query(steps[i % steps.len()])?);
+    }
+    drop(server);
     Ok(())
 }
 

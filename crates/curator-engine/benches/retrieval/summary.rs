@@ -81,11 +81,19 @@ impl SizeResult {
                 ratio(a, c),
             ]);
         }
-        if self.process.len() > 0 {
-            let proc = pair(&self.process);
+        for (samples, what) in [
+            (&self.process, "`curator query` fresh process"),
+            (&self.process_served, "`curator query` fresh process, `curator serve` running"),
+            (&self.one_folder, "all in one folder: fresh process"),
+            (&self.one_folder_served, "all in one folder: fresh process, `curator serve` running"),
+        ] {
+            if samples.len() == 0 {
+                continue;
+            }
+            let proc = pair(samples);
             for (p, a, c) in [("p50", first.0, proc.0), ("p99", first.1, proc.1)] {
                 t.row(&[
-                    format!("first step of a test, `curator query` fresh process, {p}"),
+                    format!("first step of a test, {what}, {p}"),
                     fmt_dur(a),
                     fmt_dur(c),
                     ratio(a, c),
@@ -185,6 +193,20 @@ pub(crate) fn targets(results: &[SizeResult]) -> String {
         }
     }
     for r in results.iter().filter(|r| r.size == 10_000) {
+        for (what, s) in [
+            ("all in one folder, no server", &r.one_folder),
+            ("all in one folder, `curator serve` running", &r.one_folder_served),
+        ] {
+            if s.len() > 0 {
+                let _ = writeln!(
+                    out,
+                    "- fresh `curator query` process at 10k, {what}: p50 {}, p99 {} (target ≤ 20 ms median) — {}",
+                    fmt_dur(s.p50()),
+                    fmt_dur(s.p99()),
+                    verdict(s.p50() <= Duration::from_millis(20))
+                );
+            }
+        }
         if r.process.len() > 0 {
             let (p50, p99) = (r.process.p50(), r.process.p99());
             let _ = writeln!(
