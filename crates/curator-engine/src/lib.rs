@@ -9,9 +9,9 @@ pub mod curate;
 pub mod eval;
 pub mod providers;
 pub mod query;
-pub mod runs;
 #[cfg(unix)]
 pub mod query_socket;
+pub mod runs;
 pub mod scopes;
 pub mod session;
 pub mod undo;
