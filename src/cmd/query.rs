@@ -39,7 +39,7 @@ pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
     let breaker_key = args.breaker.clone().or_else(|| args.suite.clone());
     let honoured = breaker_key.as_deref().filter(|_| ctx.config.memory.circuit_breaker_enabled);
     if let Some((outcome, tripped)) = ask_server(ctx, &opts, honoured) {
-        return print(ctx, &outcome, tripped.then_some(honoured.unwrap_or_default()));
+        return print(ctx, &opts, &outcome, tripped.then_some(honoured.unwrap_or_default()));
     }
     let store = ctx.store()?;
     let tripped = match honoured {
@@ -51,7 +51,7 @@ pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
     } else {
         curator_engine::query_in(store.as_ref(), &opts)?
     };
-    print(ctx, &outcome, tripped.then_some(honoured.unwrap_or_default()))
+    print(ctx, &opts, &outcome, tripped.then_some(honoured.unwrap_or_default()))
 }
 
 /// The answer of a `curator serve` running for this root (`query_socket.rs`), if one does: it
@@ -77,8 +77,14 @@ fn ask_server(
     }
 }
 
-/// Prints the injection; `tripped` names the breaker that suppressed it.
-fn print(ctx: &Context, outcome: &QueryOutcome, tripped: Option<&str>) -> Result<ExitCode> {
+/// Prints the injection of the step `opts` asked about; `tripped` names the breaker that
+/// suppressed it.
+fn print(
+    ctx: &Context,
+    opts: &QueryOptions,
+    outcome: &QueryOutcome,
+    tripped: Option<&str>,
+) -> Result<ExitCode> {
     if let Some(key) = tripped {
         eprintln!(
             "curator: circuit breaker {key:?} is tripped -- injecting no memory for this step"
@@ -104,7 +110,7 @@ fn print(ctx: &Context, outcome: &QueryOutcome, tripped: Option<&str>) -> Result
                 curator_core::render::to_fixed_2(o.trust)
             );
         }
-        if let (Some(run_id), Some(step), false) = (&args.run_id, args.step_index, tripped) {
+        if let (Some(RunStep { run_id, step }), None) = (&opts.run, tripped) {
             eprintln!(
                 "curator: recorded for run {run_id}, step index {step}; `curator curate` reads it"
             );
