@@ -10,6 +10,7 @@
 //! templates, so observation text, file names and journal reasons are shown, never executed.
 
 mod assets;
+mod diff;
 mod pages;
 mod tools;
 

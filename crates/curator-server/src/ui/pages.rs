@@ -11,6 +11,7 @@ use curator_core::Tier;
 use curator_store::{JournalEntry, JournalFilter, ListFilter, StoredObservation};
 use serde::Deserialize;
 
+use super::diff::{EntryDiff, entry_diff};
 use super::{band, done, error_page, flash, pct, render};
 use crate::error::ApiError;
 use crate::ops::{self, Edit};
@@ -154,6 +155,7 @@ struct TimelineItem {
     run_id: Option<String>,
     change: String,
     reasoning: String,
+    diff: EntryDiff,
 }
 
 /// One line saying what an entry changed.
@@ -184,6 +186,7 @@ fn timeline(entries: Vec<JournalEntry>) -> Vec<TimelineItem> {
         .rev()
         .map(|e| TimelineItem {
             change: describe(&e),
+            diff: entry_diff(&e),
             action: serde_json::to_value(e.action)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))

@@ -15,6 +15,7 @@ use curator_engine::session::{load_session_in, validate_run_id};
 use curator_store::{JournalFilter, ListFilter};
 use serde::Deserialize;
 
+use super::diff::{EntryDiff, entry_diff};
 use super::{done, error_page, flash, render};
 use crate::error::ApiError;
 use crate::routes::harness::{self as api_harness, HarnessView};
@@ -217,6 +218,7 @@ struct DeltaRow {
     place: String,
     change: String,
     reasoning: String,
+    diff: EntryDiff,
 }
 
 #[derive(Template)]
@@ -262,6 +264,7 @@ fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiE
                 place: format!("{}/{}", e.tier, e.scope),
                 change: format!("{} → {}", trust(e.before.as_ref()), trust(e.after.as_ref())),
                 reasoning: e.reasoning.clone(),
+                diff: entry_diff(e),
             }
         })
         .collect();
