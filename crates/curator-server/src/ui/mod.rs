@@ -11,6 +11,7 @@
 
 mod assets;
 mod diff;
+mod list;
 mod pages;
 mod tools;
 
@@ -26,6 +27,8 @@ use crate::state::AppState;
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(pages::overview))
+        .route("/observations", get(list::list))
+        .route("/observations/new", get(list::new_form).post(list::create))
         .route("/observations/{id}", get(pages::observation))
         .route("/observations/{id}/edit", post(pages::edit))
         .route("/observations/{id}/confirm", post(pages::confirm))
@@ -94,6 +97,7 @@ pub(crate) fn done(to: &str, what: &str, run_id: Option<&str>) -> Response {
 /// checked to be a run id, so a crafted link cannot put arbitrary words on the page.
 pub(crate) fn flash(done: Option<&str>, run: Option<&str>) -> Option<String> {
     let what = match done? {
+        "created" => "Created",
         "edited" => "Saved",
         "confirmed" => "Confirmed",
         "deprecated" => "Deprecated",

@@ -126,9 +126,9 @@ fn overview_page(state: &AppState, params: PageParams) -> Result<Overview, ApiEr
         root: state.root().display().to_string(),
         total: shown.len(),
         tier_counts: vec![
-            ("products", count(Tier::Products)),
-            ("suites", count(Tier::Suites)),
-            ("tests", count(Tier::Tests)),
+            ("product-tier observations", count(Tier::Products)),
+            ("suite-tier observations", count(Tier::Suites)),
+            ("test-tier observations", count(Tier::Tests)),
         ],
         avg_trust: mean(shown.iter().map(|s| s.observation.trust)),
         low_trust: shown.iter().filter(|s| s.observation.trust < 0.3).count(),
