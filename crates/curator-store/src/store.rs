@@ -176,6 +176,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Err(Error::Unsupported { operation: "run sessions" })
     }
 
+    /// Keeps what a finished run reported (its outcome, steps, errors; the shape belongs to
+    /// curator-engine, the store keeps it as JSON) under `run_id`, replacing what was kept
+    /// before, so a reviewer can see why the curator did what it did (issue 15: the web UI's
+    /// run page). Kept beside the memory, never in the agent-qa files.
+    fn keep_run_record(&self, run_id: &str, record: &serde_json::Value) -> Result<()> {
+        let _ = (run_id, record);
+        Err(Error::Unsupported { operation: "run records" })
+    }
+
+    /// What [`Store::keep_run_record`] kept for `run_id`; `None` when nothing was.
+    fn load_run_record(&self, run_id: &str) -> Result<Option<serde_json::Value>> {
+        let _ = run_id;
+        Err(Error::Unsupported { operation: "run records" })
+    }
+
     /// The circuit-breaker window stored under `key` (§9), `None` when there is none. The
     /// window's shape belongs to curator-engine; the store keeps it as JSON.
     fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {

@@ -27,6 +27,7 @@ mod ablation;
 mod apply;
 mod decisions;
 mod failure;
+mod kept_run;
 mod memory_log;
 mod run_identity;
 mod run_record;
@@ -41,6 +42,7 @@ use curator_core::{Tier, time::iso_millis};
 use curator_store::{ListFilter, Store, StoredObservation};
 
 pub use decisions::{Decision, DecisionScope, Decisions, DecisionsError};
+pub use kept_run::{KeptRun, KeptStep, load_kept_run};
 pub use memory_log::{CurateCase, MemoryDelta, MemoryLog, TokenUsage};
 pub use run_identity::content_run_id;
 pub use run_record::{
@@ -108,6 +110,8 @@ pub fn curate(
         log.curator_duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(log)
     };
+    // What the run reported is kept first, so even a run that changes nothing is on record.
+    kept_run::keep(store, record, &run_id, &now)?;
     // A retry is answered before the provider is asked; the check under the lock decides.
     if already_applied(&mut |f| store.journal(f), &run_id, &mut log)? {
         return finish(log);

@@ -283,7 +283,8 @@ fn create_page(
     error: Option<String>,
 ) -> Result<CreatePage, ApiError> {
     let listing = state.store().list(&ListFilter::default())?;
-    let mut scopes: Vec<String> = listing.observations.iter().map(|s| s.scope.to_string()).collect();
+    let mut scopes: Vec<String> =
+        listing.observations.iter().map(|s| s.scope.to_string()).collect();
     scopes.sort();
     scopes.dedup();
     let tiers = [
@@ -329,7 +330,10 @@ fn to_new(form: &CreateForm) -> Result<NewObservation, ApiError> {
     })
 }
 
-pub(crate) async fn create(State(state): State<AppState>, Form(form): Form<CreateForm>) -> Response {
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    Form(form): Form<CreateForm>,
+) -> Response {
     let result = blocking(&state, move |s| {
         let outcome = to_new(&form).and_then(|new| ops::create(&s, new));
         match outcome {
@@ -364,7 +368,10 @@ mod tests {
             tier: "tests".into(),
             q: "a b&c".into(),
         };
-        assert_eq!(p.href_with("show", "low"), "/observations?sort=recency&show=low&tier=tests&q=a+b%26c");
+        assert_eq!(
+            p.href_with("show", "low"),
+            "/observations?sort=recency&show=low&tier=tests&q=a+b%26c"
+        );
         assert_eq!(ListParams::default().href_with("sort", ""), "/observations");
     }
 

@@ -11,6 +11,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use curator_core::Tier;
+use curator_engine::curate::{KeptRun, KeptStep, load_kept_run};
 use curator_engine::session::{load_session_in, validate_run_id};
 use curator_store::{JournalFilter, ListFilter};
 use serde::Deserialize;
@@ -230,16 +231,42 @@ struct RunPage {
     counts: Vec<(String, usize)>,
     deltas: Vec<DeltaRow>,
     injections: Vec<(u64, Vec<String>)>,
+    /// What the run reported, when the store kept it.
+    report: Option<KeptRun>,
+    /// Why there is no report (none kept, a store that keeps none, an unreadable file).
+    no_report: &'static str,
+    /// The first failed step (0-based index), the one a failed run's rule blames.
+    failed: Option<FailedStep>,
 }
+
+struct FailedStep {
+    index: usize,
+    step: KeptStep,
+}
+
+/// Why a run page shows no record when none was kept.
+const NOT_KEPT: &str = "No run record was kept for this run: it was curated before curator kept \
+     run records, or its changes were made by a person or an undo.";
 
 fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiError> {
     validate_run_id(&run_id)?;
     let entries =
         state.store().journal(&JournalFilter { id: None, run_id: Some(run_id.clone()) })?;
     let session = load_session_in(state.store(), &run_id)?;
-    if entries.is_empty() && session.is_none() {
+    let (report, no_report) = match load_kept_run(state.store(), &run_id) {
+        Ok(Some(kept)) => (Some(kept), ""),
+        Ok(None) => (None, NOT_KEPT),
+        Err(curator_store::Error::Unsupported { .. }) => {
+            (None, "This store does not keep run records.")
+        }
+        Err(e) => {
+            tracing::warn!("reading the record of run {run_id}: {e}");
+            (None, "This run's kept record cannot be read (see the server log).")
+        }
+    };
+    if entries.is_empty() && session.is_none() && report.is_none() {
         return Err(ApiError::not_found(format!(
-            "run {run_id} has no session and no journal entry"
+            "run {run_id} has no session, no record and no journal entry"
         )));
     }
     let counts = summaries(&entries)
@@ -269,6 +296,10 @@ fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiE
         })
         .collect();
     let injections = session.map(|s| s.injected.into_iter().collect()).unwrap_or_default();
+    let failed = report
+        .as_ref()
+        .and_then(KeptRun::first_failed)
+        .map(|(index, step)| FailedStep { index, step: step.clone() });
     Ok(RunPage {
         nav: "runs",
         flash: flash(f.done.as_deref(), f.run.as_deref()),
@@ -276,6 +307,9 @@ fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiE
         counts,
         deltas,
         injections,
+        report,
+        no_report,
+        failed,
     })
 }
 

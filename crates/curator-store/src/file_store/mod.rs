@@ -339,6 +339,14 @@ impl Store for FileStore {
         state::load_session(&self.root, run_id)
     }
 
+    fn keep_run_record(&self, run_id: &str, record: &serde_json::Value) -> Result<()> {
+        state::keep_run_record(&self.root, run_id, record)
+    }
+
+    fn load_run_record(&self, run_id: &str) -> Result<Option<serde_json::Value>> {
+        state::load_run_record(&self.root, run_id)
+    }
+
     fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {
         state::load_breaker(&self.root, key)
     }

@@ -5,6 +5,9 @@
 //!   the new session, never a torn one; keys a newer curator wrote are kept. Steps of one run
 //!   are recorded one after another by the harness that runs them; two processes recording the
 //!   same run at the same instant could lose one update (last writer wins).
+//! * `records/<run_id>.json` — what a finished run reported, as the curator kept it (issue 15;
+//!   replaced atomically, so the last curate of a run id wins and a reader never sees a torn
+//!   one).
 //! * `breaker/<key>.json` — one breaker window, changed only under `breaker/<key>.lock` (the
 //!   agent-qa lock protocol, per key), so concurrent outcomes are never lost.
 //!
@@ -24,6 +27,26 @@ const BREAKER_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) fn session_path(root: &Path, run_id: &str) -> Result<PathBuf> {
     check_run_id(run_id)?;
     Ok(root.join(".curator").join("runs").join(format!("{run_id}.json")))
+}
+
+/// `<root>/.curator/records/<run_id>.json`, after checking the id.
+pub(crate) fn record_path(root: &Path, run_id: &str) -> Result<PathBuf> {
+    check_run_id(run_id)?;
+    Ok(root.join(".curator").join("records").join(format!("{run_id}.json")))
+}
+
+pub(crate) fn keep_run_record(root: &Path, run_id: &str, record: &serde_json::Value) -> Result<()> {
+    write_json(&record_path(root, run_id)?, record, "run record")
+}
+
+pub(crate) fn load_run_record(root: &Path, run_id: &str) -> Result<Option<serde_json::Value>> {
+    let path = record_path(root, run_id)?;
+    let Some(text) = read_optional(&path)? else { return Ok(None) };
+    serde_json::from_str(&text).map(Some).map_err(|e| Error::State {
+        path,
+        what: "run record",
+        reason: e.to_string(),
+    })
 }
 
 /// `<root>/.curator/breaker/<key>.json`, after checking the key.
@@ -160,5 +183,26 @@ mod tests {
         assert_eq!(update_breaker(root, "k", bump).unwrap(), serde_json::json!(2));
         assert_eq!(load_breaker(root, "k").unwrap(), Some(serde_json::json!(2)));
         assert!(!root.join(".curator/breaker/k.lock").exists());
+    }
+
+    #[test]
+    fn a_kept_run_record_is_replaced_whole_and_bad_ones_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(load_run_record(root, "r1").unwrap(), None);
+        keep_run_record(root, "r1", &serde_json::json!({"status": "failed"})).unwrap();
+        keep_run_record(root, "r1", &serde_json::json!({"status": "passed"})).unwrap();
+        let kept = load_run_record(root, "r1").unwrap().unwrap();
+        assert_eq!(kept, serde_json::json!({"status": "passed"}));
+        // A run id that is also a session's file name stays apart from the session.
+        assert!(root.join(".curator/records/r1.json").is_file());
+        assert!(!root.join(".curator/runs/r1.json").exists());
+        std::fs::write(root.join(".curator/records/r2.json"), "{").unwrap();
+        let err = load_run_record(root, "r2").unwrap_err().to_string();
+        assert!(err.contains("r2.json") && err.contains("run record"), "{err}");
+        assert!(matches!(
+            keep_run_record(root, "../x", &serde_json::json!({})),
+            Err(Error::InvalidKey { .. })
+        ));
     }
 }
