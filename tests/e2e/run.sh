@@ -3,8 +3,10 @@
 #
 # Builds the binary, serves a temp copy of examples/agent-qa-memory (plus a small harness state
 # directory) on a free loopback port, runs ui.test.mjs with node's test runner in Debian's
-# chromium (/usr/bin/chromium, driven by playwright-core: nothing is downloaded), then stops the
-# server with SIGTERM and checks that it exited cleanly.
+# chromium (/usr/bin/chromium, driven by playwright-core: nothing is downloaded), then
+# review.test.mjs (issue 15: run pages, journal diffs, the review list, the create form,
+# keyboard use; screenshots in target/e2e-screenshots/), then stops the server with SIGTERM and
+# checks that it exited cleanly.
 #
 # Needs: cargo, node >= 18, npm, and `apt-get install -y chromium`. Installs playwright-core
 # from package-lock.json with `npm ci` when node_modules is missing.
@@ -50,8 +52,13 @@ port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()
 server_pid=$!
 
 status=0
-CURATOR_URL="http://127.0.0.1:$port" CURATOR_MEMORY="$tmp/memory" CHROMIUM="$chromium" \
-  node --test --test-reporter=spec "$here/ui.test.mjs" || status=$?
+# The files share one server and memory root, so they run one after the other, in this order.
+# Screenshots of the review pages (issue 15) are left in target/e2e-screenshots/ to be looked at.
+shots="${CARGO_TARGET_DIR:-$repo/target}/e2e-screenshots"
+for file in ui.test.mjs review.test.mjs; do
+  CURATOR_URL="http://127.0.0.1:$port" CURATOR_MEMORY="$tmp/memory" CHROMIUM="$chromium" \
+    CURATOR_SCREENSHOTS="$shots" node --test --test-reporter=spec "$here/$file" || status=$?
+done
 
 kill -TERM "$server_pid"
 server_status=0
