@@ -88,12 +88,12 @@ test("a failed run's page shows its outcome, failed step, error, observation and
     ],
   };
   const log = await api(`/runs/${runId}/finish`, { record });
-  const before = await api(`/observations/${CART_BADGE}`);
+  const now = await api(`/observations/${CART_BADGE}`);
 
   await page.goto(`${BASE}/runs/${runId}`);
   assert.equal(await page.textContent("#run-status"), "failed");
   const failed = page.locator("#failed-step");
-  assert.match(await failed.locator("h3").textContent(), /#1 check the cart badge/);
+  assert.match(await failed.locator("h3").textContent(), /step 1 \(the 2nd\): check the cart badge/);
   // Hostile text is shown as text, never run.
   assert.equal(await page.textContent("#failed-error"), record.steps[1].error);
   assert.equal(await page.textContent("#failed-observation"), record.steps[1].observation);
@@ -105,7 +105,7 @@ test("a failed run's page shows its outcome, failed step, error, observation and
   assert.deepEqual(reasons, logged);
   // ...and its diff: the trust line the change moved.
   const diff = page.locator("#memory-log .diff").first();
-  assert.match(await diff.locator("ins").allTextContents().then((t) => t.join("\n")), new RegExp(`trust: ${before.trust}`));
+  assert.match(await diff.locator("ins").allTextContents().then((t) => t.join("\n")), new RegExp(`trust: ${now.trust}`));
   await shot("run-page");
 
   // A run nobody kept a record of (a person's change) says so instead of showing nothing.

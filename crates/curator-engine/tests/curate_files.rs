@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use curator_core::Tier;
-use curator_engine::curate::{CurateOptions, Decisions, MemoryLog, RunRecord, curate};
+use curator_engine::curate::{
+    CurateOptions, Decisions, MemoryLog, RunRecord, curate, load_kept_run,
+};
 use curator_engine::providers::ExplicitProvider;
 use curator_engine::undo::{UndoError, history, undo};
 use curator_store::{Action, FileStore, FileStoreOptions};
@@ -199,4 +201,34 @@ fn concurrent_curators_on_one_root_lose_no_update() {
     assert_eq!(o.confirmed_count, 2 + 20);
     assert_eq!(o.trust, 1.0);
     assert_eq!(snapshot_tree(&root).len(), 21);
+}
+
+#[test]
+fn a_curated_run_keeps_what_it_reported_even_when_it_changed_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = open(tmp.path());
+    let mut r = record(
+        "failed",
+        json!([
+            {"name": "Log in", "status": "passed"},
+            {"name": "Pay", "status": "failed", "error": "card declined", "observation": "a red banner"}
+        ]),
+    );
+    r["run_id"] = json!("r-kept");
+    let record = RunRecord::from_value(&r).unwrap();
+    let provider = ExplicitProvider::new(Decisions::default());
+    let log = curate(&store, &record, &provider, &CurateOptions::default()).unwrap();
+    assert!(log.is_empty(), "nothing was injected, so nothing is blamed");
+    let kept = load_kept_run(&store, "r-kept").unwrap().expect("the record is kept");
+    assert_eq!(kept.status, "failed");
+    let (index, step) = kept.first_failed().unwrap();
+    assert_eq!(
+        (index, step.error.as_deref(), step.observation.as_deref()),
+        (1, Some("card declined"), Some("a red banner"))
+    );
+    assert!(tmp.path().join(".curator/records/r-kept.json").is_file());
+    // A retry keeps the same facts; no other run is kept.
+    curate(&store, &record, &provider, &CurateOptions::default()).unwrap();
+    assert_eq!(load_kept_run(&store, "r-kept").unwrap().unwrap().steps, kept.steps);
+    assert_eq!(load_kept_run(&store, "r-other").unwrap(), None);
 }

@@ -161,7 +161,7 @@ mod tests {
         let (i, step) = kept.first_failed().unwrap();
         assert_eq!((i, step.name.as_str(), step.error.as_deref()), (1, "pay", Some("timeout")));
         assert_eq!(step.injected, ["obs_a"]);
-        assert_eq!((kept.status.as_str(), kept.ablation), ("failed", None));
+        assert_eq!((kept.status.as_str(), kept.ablation.as_deref()), ("failed", None));
         let back: KeptRun = serde_json::from_value(serde_json::to_value(&kept).unwrap()).unwrap();
         assert_eq!(back, kept);
     }

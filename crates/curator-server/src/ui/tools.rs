@@ -239,9 +239,24 @@ struct RunPage {
     failed: Option<FailedStep>,
 }
 
+/// The failed step, named by its 0-based index (the `--step` / `step_index` a harness used)
+/// and, for people, by its ordinal.
 struct FailedStep {
     index: usize,
+    ordinal: String,
     step: KeptStep,
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, … `11th`, `12th`, `13th`, `21st`.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// Why a run page shows no record when none was kept.
@@ -296,10 +311,11 @@ fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiE
         })
         .collect();
     let injections = session.map(|s| s.injected.into_iter().collect()).unwrap_or_default();
-    let failed = report
-        .as_ref()
-        .and_then(KeptRun::first_failed)
-        .map(|(index, step)| FailedStep { index, step: step.clone() });
+    let failed = report.as_ref().and_then(KeptRun::first_failed).map(|(index, step)| FailedStep {
+        index,
+        ordinal: ordinal(index + 1),
+        step: step.clone(),
+    });
     Ok(RunPage {
         nav: "runs",
         flash: flash(f.done.as_deref(), f.run.as_deref()),
@@ -410,5 +426,19 @@ pub(crate) async fn curate(State(state): State<AppState>) -> Response {
     match blocking(&state, |s| api_harness::run_curate(&s, None)).await {
         Ok(_) => done("/harness", "curated", None),
         Err(e) => error_page(&e, "/harness"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinals_read_as_english() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111].map(ordinal).to_vec();
+        assert_eq!(
+            got,
+            ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+        );
     }
 }
