@@ -108,6 +108,11 @@ test("a failed run's page shows its outcome, failed step, error, observation and
   assert.match(await diff.locator("ins").allTextContents().then((t) => t.join("\n")), new RegExp(`trust: ${now.trust}`));
   await shot("run-page");
 
+  // The list of runs says how each ended.
+  await page.goto(`${BASE}/runs`);
+  const row = page.locator("#runs tr", { has: page.getByRole("link", { name: runId }) });
+  assert.equal(await row.locator(".outcome").textContent(), "failed");
+
   // A run nobody kept a record of (a person's change) says so instead of showing nothing.
   const created = await api("/observations", {
     tier: "tests", scope: TEST_ID, title: "Checkout button is below the fold on small screens",

@@ -170,6 +170,8 @@ pub(crate) struct Flash {
 
 struct RunRow {
     run_id: String,
+    /// The run's reported outcome, when its record was kept.
+    outcome: Option<String>,
     actions: String,
     first: String,
     last: String,
@@ -195,6 +197,7 @@ pub(crate) async fn runs(State(state): State<AppState>, Query(f): Query<Flash>) 
                     .map(|(a, n)| format!("{n} {a}"))
                     .collect::<Vec<_>>()
                     .join(", "),
+                outcome: load_kept_run(s.store(), &r.run_id).ok().flatten().map(|k| k.status),
                 run_id: r.run_id,
                 first: r.first,
                 last: r.last,
