@@ -187,6 +187,7 @@ test("the review list sorts and filters by trust, recency and contradictions wit
 test("the create form writes through the API's path and refuses what the API refuses", async () => {
   const count = (await allObservations()).length;
   await page.goto(`${BASE}/observations/new`);
+  await shot("create-form");
   await page.getByLabel("test: true for one test").check();
   await page.fill("#new-scope", TEST_ID);
   await page.fill("#new-title", "Coupon field accepts codes only after the cart loads");
@@ -244,6 +245,7 @@ test("counters say what they count", async () => {
   assert.equal(await counter.locator("b").textContent(), String(products.length));
   assert.equal(await page.locator(".counter", { hasText: /^\d+products$/ }).count(), 0, "no bare 'products'");
   assert.match(await page.textContent(".counters"), /observations below 0\.3 trust/);
+  await shot("overview-counters", page.locator(".counters"));
 });
 
 test("usable by keyboard: skip link, focus order, visible focus", async () => {
