@@ -48,7 +48,7 @@ port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()
 
 # Run from the temp dir so no ./agent-qa.config.yaml of the caller is picked up.
 (cd "$tmp" && exec "$bin" --root "$tmp/memory" serve --listen "127.0.0.1:$port" \
-   --harness-state "$tmp/project/.harness" --identity "$tmp/identity") > "$tmp/server.log" 2>&1 &
+   --state-dir "$tmp/project/.harness" --identity "$tmp/identity") > "$tmp/server.log" 2>&1 &
 server_pid=$!
 
 status=0
