@@ -101,8 +101,9 @@ pub(crate) struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Create the memory root with its products/, suites/ and tests/ folders.
-    Init,
+    /// Create the memory root with its products/, suites/ and tests/ folders; with --example DIR,
+    /// write the example workspace instead.
+    Init(InitArgs),
     /// Write a new observation (scanned and validated); prints its id.
     Add(AddArgs),
     /// Show one observation.
@@ -138,6 +139,17 @@ pub(crate) enum Command {
     Export(crate::cmd::pg::DatabaseArgs),
     /// Apply pending PostgreSQL schema migrations, or show them with --status.
     Migrate(crate::cmd::pg::MigrateArgs),
+}
+
+/// `curator init`.
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// Write the example workspace into DIR instead: agent-qa.config.yaml, the memory root
+    /// agent-qa-memory/ and the run records runs/*.json that README's "A run, end to end" uses.
+    /// DIR may exist; nothing in it is ever overwritten (the command refuses first). --root and
+    /// --store do not apply.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) example: Option<PathBuf>,
 }
 
 /// `curator add`.

@@ -1,6 +1,8 @@
 //! `curator init`: create the memory root's tier folders (idempotent, like agent-qa's
-//! `ensureMemoryDirs`); with a PostgreSQL store, bring its schema up to date instead.
+//! `ensureMemoryDirs`); with a PostgreSQL store, bring its schema up to date instead. With
+//! `--example DIR`, write the example workspace (see `example.rs`).
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
@@ -26,5 +28,28 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     } else {
         output::print_text(&format!("initialized memory root {}\n", ctx.root.display()))?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `curator init --example DIR`.
+pub(crate) fn example(dir: &Path, json: bool) -> Result<ExitCode> {
+    let written = super::example::write(dir)
+        .with_context(|| format!("writing the example workspace into {}", dir.display()))?;
+    if json {
+        output::print_json(&written)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let runs: Vec<String> = written
+        .runs
+        .iter()
+        .filter_map(|r| r.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    output::print_text(&format!(
+        "wrote the example workspace into {}: agent-qa.config.yaml, agent-qa-memory/ ({} \
+         observations), runs/ ({})\n",
+        dir.display(),
+        written.observations,
+        runs.join(", ")
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

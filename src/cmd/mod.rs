@@ -12,6 +12,7 @@ mod add;
 mod breaker;
 mod curate;
 mod eval;
+mod example;
 pub(crate) mod harness;
 mod history;
 mod init;
@@ -28,9 +29,15 @@ mod view;
 
 /// Runs one parsed command line.
 pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
+    if let Command::Init(args) = &cli.command
+        && let Some(dir) = &args.example
+    {
+        // The example stands alone: no root, config or store of the current directory applies.
+        return init::example(dir, cli.global.json);
+    }
     let ctx = Context::load(&cli.global)?;
     match cli.command {
-        Command::Init => init::run(&ctx),
+        Command::Init(_) => init::run(&ctx),
         Command::Add(args) => add::run(&ctx, &args),
         Command::Show(args) => show::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
