@@ -1,0 +1,296 @@
+//! README.md's "A run, end to end", run verbatim (issue 15): the walkthrough a new user follows is
+//! the one CI runs, so the README cannot drift from the binary.
+//!
+//! Every ```` ```console ```` block of that section is read in order: a line starting with `$ `
+//! is a command (a line ending in `\` continues it), the lines after it are the stdout it must
+//! print. The commands run in one `bash` process, in an empty scratch directory, with the built
+//! `curator` first on `PATH` and no `CURATOR_*` variable of the caller's environment, so `cd`,
+//! variables and `curator init --example` behave as in a user's shell. A command that exits
+//! non-zero, or prints other than the README shows, fails the test naming its README line.
+//!
+//! Expected output is compared line by line after trimming trailing blanks; `…` in a line
+//! stands for any text, and a line holding only `…` for any number of lines (ids the run makes
+//! up, times, durations). The MCP snippets of the README are checked too: each `json` block of
+//! "MCP setup" must parse and start `curator … mcp`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SECTION: &str = "## A run, end to end";
+const MCP_SECTION: &str = "## MCP setup";
+
+/// One walkthrough command and what it must print.
+#[derive(Debug, Clone, PartialEq)]
+struct Step {
+    /// 1-based README line of the `$ ` line.
+    line: usize,
+    command: String,
+    expected: Vec<String>,
+}
+
+fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The lines of the `## ` section titled `title` (its heading excluded), with 1-based line numbers.
+fn section<'a>(readme: &'a str, title: &str) -> Vec<(usize, &'a str)> {
+    let mut lines = readme.lines().enumerate();
+    let Some((start, _)) = lines.by_ref().find(|(_, l)| l.trim_end() == title) else {
+        panic!("README.md has no {title:?} section");
+    };
+    let _ = start;
+    lines.take_while(|(_, l)| !l.starts_with("## ")).map(|(i, l)| (i + 1, l)).collect()
+}
+
+/// The fenced blocks with info string `lang` in `lines`: (line of the fence, body lines).
+fn blocks<'a>(lines: &[(usize, &'a str)], lang: &str) -> Vec<Vec<(usize, &'a str)>> {
+    let mut out = Vec::new();
+    let mut current: Option<(bool, Vec<(usize, &str)>)> = None;
+    for &(n, line) in lines {
+        let fence = line.trim_start().starts_with("```");
+        match &mut current {
+            None if fence => {
+                let info = line.trim_start().trim_start_matches('`').trim();
+                current = Some((info.split_whitespace().next() == Some(lang), Vec::new()));
+            }
+            None => {}
+            Some((wanted, body)) if fence => {
+                if *wanted {
+                    out.push(std::mem::take(body));
+                }
+                current = None;
+            }
+            Some((_, body)) => body.push((n, line)),
+        }
+    }
+    assert!(current.is_none(), "README.md: a code block is not closed");
+    out
+}
+
+/// The walkthrough's commands and expected outputs, in README order.
+fn walkthrough(readme: &str) -> Vec<Step> {
+    let lines = section(readme, SECTION);
+    let mut steps: Vec<Step> = Vec::new();
+    for block in blocks(&lines, "console") {
+        let mut continued = false;
+        for (n, line) in block {
+            if continued {
+                let step = steps.last_mut().expect("a continuation follows a command");
+                step.command.push('\n');
+                step.command.push_str(line);
+                continued = line.ends_with('\\');
+            } else if let Some(command) = line.strip_prefix("$ ") {
+                steps.push(Step { line: n, command: command.to_owned(), expected: Vec::new() });
+                continued = command.ends_with('\\');
+            } else {
+                let Some(step) = steps.last_mut() else {
+                    panic!("README.md line {n}: output before any `$ ` command: {line:?}");
+                };
+                step.expected.push(line.trim_end().to_owned());
+            }
+        }
+    }
+    assert!(!steps.is_empty(), "README.md: the {SECTION:?} section has no console commands");
+    steps
+}
+
+/// Whether `actual` is `line` with each `…` standing for any text.
+fn line_matches(pattern: &str, actual: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('…').collect();
+    if parts.len() == 1 {
+        return pattern == actual;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !actual.starts_with(first) || actual.len() < first.len() + last.len() {
+        return false;
+    }
+    let mut rest = &actual[first.len()..];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
+}
+
+/// Whether `actual` lines match the `expected` lines (`…` alone: any number of lines).
+fn output_matches(expected: &[String], actual: &[&str]) -> bool {
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((first, rest)) if first == "…" => {
+            (0..=actual.len()).any(|skip| output_matches(rest, &actual[skip..]))
+        }
+        Some((first, rest)) => actual
+            .split_first()
+            .is_some_and(|(line, more)| line_matches(first, line) && output_matches(rest, more)),
+    }
+}
+
+/// The bash script that runs `steps`, each one's stdout into `out/<i>.out`; the first command
+/// that fails stops the script, which says which on stderr and exits 99.
+fn script(steps: &[Step], out: &Path) -> String {
+    let mut s = String::from("set -u -o pipefail\n");
+    for (i, step) in steps.iter().enumerate() {
+        s.push_str(&format!(
+            "{{\n{}\n}} > '{}/{i}.out'\nrc=$?\nif [ $rc -ne 0 ]; then echo \"walkthrough step {i} exited $rc\" >&2; exit 99; fi\n",
+            step.command,
+            out.display()
+        ));
+    }
+    s
+}
+
+/// Runs the walkthrough of `readme` in a fresh scratch directory, returned with its working
+/// directory `work/` as the commands left it; `Err` says what went wrong.
+fn run_walkthrough(readme: &str) -> Result<tempfile::TempDir, String> {
+    let steps = walkthrough(readme);
+    let scratch = tempfile::tempdir().expect("scratch dir");
+    let work = scratch.path().join("work");
+    let out = scratch.path().join("out");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_curator"));
+    let path = std::env::join_paths(
+        std::iter::once(bin.parent().unwrap().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let mut cmd = Command::new("bash");
+    cmd.args(["--noprofile", "--norc", "-c", &script(&steps, &out)])
+        .current_dir(&work)
+        .env("PATH", path)
+        .env("HOME", scratch.path());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("CURATOR_") {
+            cmd.env_remove(key);
+        }
+    }
+    let result = cmd.output().expect("run bash");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    for (i, step) in steps.iter().enumerate() {
+        let Ok(actual) = std::fs::read_to_string(out.join(format!("{i}.out"))) else {
+            break;
+        };
+        if stderr.contains(&format!("walkthrough step {i} exited")) {
+            return Err(format!(
+                "README.md line {}: `{}` failed ({}); stdout:\n{actual}\nstderr:\n{stderr}",
+                step.line,
+                step.command,
+                stderr.lines().rev().find(|l| l.starts_with("walkthrough step")).unwrap_or(""),
+            ));
+        }
+        let lines: Vec<&str> = actual.lines().map(str::trim_end).collect();
+        if !output_matches(&step.expected, &lines) {
+            return Err(format!(
+                "README.md line {}: `{}` printed other than the README shows.\n--- README:\n{}\n--- actual:\n{actual}",
+                step.line,
+                step.command,
+                step.expected.join("\n"),
+            ));
+        }
+    }
+    if !result.status.success() {
+        return Err(format!("the walkthrough exited {:?}; stderr:\n{stderr}", result.status));
+    }
+    Ok(scratch)
+}
+
+/// Every file under `dir` (relative path → bytes), hidden paths (`.curator/`) left out.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let hidden = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if hidden && path != dir {
+            continue;
+        }
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+            out.insert(rel, std::fs::read(&path).unwrap());
+        }
+    }
+    out
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(repo_file("README.md")).expect("read README.md")
+}
+
+#[test]
+fn readme_walkthrough_runs_verbatim() {
+    let scratch = run_walkthrough(&readme()).unwrap_or_else(|e| panic!("{e}"));
+    // The README says: after the undos the memory is byte for byte what `init --example` wrote,
+    // which is the repository's examples/ (the walkthrough never touched those).
+    let left = files_under(&scratch.path().join("work/demo/agent-qa-memory"));
+    let example = files_under(&repo_file("examples/agent-qa-memory"));
+    assert!(!left.is_empty());
+    assert!(left == example, "the walkthrough's undos did not restore the example memory");
+}
+
+/// The test above can fail: a README whose command the binary rejects, or whose output the
+/// binary does not print, is reported with its line.
+#[test]
+fn a_drifted_readme_fails_the_walkthrough() {
+    let readme = readme();
+    let bad_flag = readme.replacen("--run runs/passed.json", "--record runs/passed.json", 1);
+    assert_ne!(bad_flag, readme, "the walkthrough curates runs/passed.json");
+    let err = run_walkthrough(&bad_flag).expect_err("an unknown flag must fail");
+    assert!(err.contains("--record runs/passed.json") && err.contains("failed"), "{err}");
+
+    let bad_output =
+        readme.replacen("  Memory: 1 added, 2 confirmed (…)", "  Memory: 2 added (…)", 1);
+    assert_ne!(bad_output, readme, "the walkthrough shows curate's summary line");
+    let err = run_walkthrough(&bad_output).expect_err("a wrong expected output must fail");
+    assert!(err.contains("printed other than the README shows"), "{err}");
+}
+
+#[test]
+fn walkthrough_parsing_and_matching() {
+    let readme = "# x\n## A run, end to end\ntext\n```console\n$ echo a \\\n  b\na b\n$ true\n```\n\
+                  ```sh\n$ not-run\n```\n## Next\n```console\n$ not-either\n```\n";
+    let steps = walkthrough(readme);
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    assert_eq!(steps[0].command, "echo a \\\n  b");
+    assert_eq!((steps[0].line, steps[0].expected.clone()), (5, vec!["a b".to_owned()]));
+    assert!(steps[1].expected.is_empty());
+
+    assert!(line_matches("run … path", "run r1 (Passed) path"));
+    assert!(line_matches("a…", "a") && line_matches("…", "") && line_matches("…z", "xyz"));
+    assert!(!line_matches("a…b", "ab c") && !line_matches("abc", "abd"));
+    assert!(!line_matches("aa…aa", "aaa"), "prefix and suffix may not overlap");
+    let exp = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(output_matches(&exp(&["…", "b", "…"]), &["a", "b", "c"]));
+    assert!(output_matches(&exp(&["…"]), &[]));
+    assert!(!output_matches(&exp(&["a"]), &["a", "b"]), "extra output is drift");
+    assert!(!output_matches(&exp(&[]), &["a"]));
+}
+
+/// Every MCP client snippet is valid JSON that starts `curator … mcp` (or points at `/mcp`).
+#[test]
+fn readme_mcp_snippets_are_valid_json_running_curator_mcp() {
+    let readme = readme();
+    let lines = section(&readme, MCP_SECTION);
+    let snippets = blocks(&lines, "json");
+    assert!(snippets.len() >= 3, "one snippet per client, found {}", snippets.len());
+    for body in snippets {
+        let line = body.first().map_or(0, |(n, _)| *n);
+        let text: String = body.iter().map(|(_, l)| format!("{l}\n")).collect();
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("README.md line {line}: not valid JSON: {e}"));
+        let servers = value["mcpServers"]
+            .as_object()
+            .unwrap_or_else(|| panic!("README.md line {line}: no mcpServers object"));
+        for (name, server) in servers {
+            let runs_mcp = server["command"] == "curator"
+                && server["args"].as_array().is_some_and(|a| a.iter().any(|x| x == "mcp"));
+            let http = server["url"].as_str().is_some_and(|u| u.ends_with("/mcp"));
+            assert!(
+                runs_mcp || http,
+                "README.md line {line}: {name} neither runs `curator mcp` nor points at /mcp"
+            );
+        }
+    }
+}
