@@ -37,5 +37,7 @@ mod strict_cli;
 // A running `curator serve` answers fresh `curator query` processes over its socket (issue 14).
 mod query_server;
 
-// README.md's walkthrough run verbatim on a scratch copy, and its MCP snippets (issue 15).
+// README.md's walkthrough run verbatim on a scratch copy, and its MCP snippets; the example
+// workspace `init --example` writes (issue 15).
+mod init_example;
 mod readme_walkthrough;
