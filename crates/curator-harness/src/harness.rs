@@ -184,10 +184,7 @@ impl Harness {
         now: Timestamp,
     ) -> Result<String> {
         if role == "curator" {
-            return Err(Error::invalid(
-                "role",
-                "the curator reads raw.md and never appends to it (§1 L1)",
-            ));
+            return Err(Error::invalid("role", "the curator reads raw.md and never appends to it"));
         }
         let line = format_line(now, role, feature, trick, text)?;
         crate::safety::check("text", text)?;

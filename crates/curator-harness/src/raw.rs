@@ -503,24 +503,21 @@ pub fn format_line(
     text: &str,
 ) -> Result<String> {
     if !ROLE.is_match(role) {
-        return Err(Error::invalid("role", format!("{role:?} must match [A-Za-z0-9-]+ (§2.1)")));
+        return Err(Error::invalid("role", format!("{role:?} must match [A-Za-z0-9-]+")));
     }
     let fid = match feature {
         None | Some("-") | Some("") => "-",
         Some(f) if FEATURE.is_match(f) => f,
         Some(f) => {
-            return Err(Error::invalid(
-                "feature",
-                format!("{f:?} is not a feature id or `-` (§2.1)"),
-            ));
+            return Err(Error::invalid("feature", format!("{f:?} is not a feature id or `-`")));
         }
     };
     if text.contains(['\n', '\r']) {
-        return Err(Error::invalid("text", "one line per observation: no embedded newline (§2.1)"));
+        return Err(Error::invalid("text", "one line per observation: no embedded newline"));
     }
     let text = text.trim();
     if text.is_empty() {
-        return Err(Error::invalid("text", "an entry needs an observation (§2.1)"));
+        return Err(Error::invalid("text", "an entry needs an observation"));
     }
     let tag = if trick { TRICK } else { "-" };
     Ok(format!("[{}] {role} {fid} {tag}: {text}", iso_seconds(now)))

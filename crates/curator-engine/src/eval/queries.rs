@@ -133,7 +133,10 @@ impl Line<'_> {
                 })
                 .collect::<Result<Vec<_>, _>>()?,
             Some(Value::Array(_)) => {
-                return Err(self.err("suite.tests", "must not be empty (spec §1.5)"));
+                return Err(self.err(
+                    "suite.tests",
+                    "must not be empty (a suite snapshot lists at least one test)",
+                ));
             }
             Some(other) => {
                 return Err(

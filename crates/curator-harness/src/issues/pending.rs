@@ -105,12 +105,12 @@ impl NewIssue {
     /// Checks the writer rules and returns the one JSON line to append.
     pub fn to_line(&self) -> Result<String> {
         if self.title.trim().is_empty() || self.title.contains(['\n', '\r']) {
-            return Err(Error::invalid("title", "required, one line (§3.1)"));
+            return Err(Error::invalid("title", "required, one line"));
         }
         if Severity::parse_strict(&self.severity).is_none() {
             return Err(Error::invalid(
                 "severity",
-                format!("{:?} must be one of critical|major|minor|nit (§3.1)", self.severity),
+                format!("{:?} must be one of critical|major|minor|nit", self.severity),
             ));
         }
         if let Some(source) = &self.source
@@ -122,10 +122,7 @@ impl NewIssue {
             ));
         }
         if self.found_during.trim().is_empty() {
-            return Err(Error::invalid(
-                "foundDuring",
-                "required: the feature being validated (§3.1)",
-            ));
+            return Err(Error::invalid("foundDuring", "required: the feature being validated"));
         }
         Ok(serde_json::to_string(self).expect("pending issue serializes"))
     }

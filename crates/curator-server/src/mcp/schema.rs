@@ -172,7 +172,7 @@ pub(crate) struct SuiteIn {
     pub(crate) position: u64,
 }
 
-/// An observation's fields (agent-qa-memory §5.7 snapshot).
+/// An observation's fields, as agent-qa's memory log snapshots them.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SnapshotOut {
@@ -217,7 +217,7 @@ pub(crate) struct TokenUsageOut {
     pub(crate) total_tokens: u64,
 }
 
-/// The MemoryLog of one curator run (agent-qa's §5.7 shape plus `run_id`, `case`, `provider`).
+/// The MemoryLog of one curator run (agent-qa's MemoryLog plus `run_id`, `case`, `provider`).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MemoryLogOut {
