@@ -39,5 +39,6 @@ mod query_server;
 
 // README.md's walkthrough run verbatim on a scratch copy, and its MCP snippets; the example
 // workspace `init --example` writes (issue 15).
+mod docs_citations;
 mod init_example;
 mod readme_walkthrough;
