@@ -10,8 +10,9 @@
 //!
 //! Expected output is compared line by line after trimming trailing blanks; `…` in a line
 //! stands for any text, and a line holding only `…` for any number of lines (ids the run makes
-//! up, times, durations). The MCP snippets of the README are checked too: each `json` block of
-//! "MCP setup" must parse and start `curator … mcp`.
+//! up, times, durations). The quick start's `sh` block runs too, and the MCP snippets of "MCP
+//! setup" must parse, and each stdio one is started as the client would start it and must answer
+//! an MCP `tools/list`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -141,6 +142,28 @@ fn script(steps: &[Step], out: &Path) -> String {
     s
 }
 
+/// `bash -c SCRIPT` in `cwd` as a user's shell would run it: the built `curator` first on
+/// `PATH`, `HOME` at `home`, no `CURATOR_*` variable of the caller's environment.
+fn bash(script: &str, cwd: &Path, home: &Path) -> Command {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_curator"));
+    let path = std::env::join_paths(
+        std::iter::once(bin.parent().unwrap().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let mut cmd = Command::new("bash");
+    cmd.args(["--noprofile", "--norc", "-c", script])
+        .current_dir(cwd)
+        .env("PATH", path)
+        .env("HOME", home);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("CURATOR_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
 /// Runs the walkthrough of `readme` in a fresh scratch directory, returned with its working
 /// directory `work/` as the commands left it; `Err` says what went wrong.
 fn run_walkthrough(readme: &str) -> Result<tempfile::TempDir, String> {
@@ -150,22 +173,7 @@ fn run_walkthrough(readme: &str) -> Result<tempfile::TempDir, String> {
     let out = scratch.path().join("out");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(&out).unwrap();
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_curator"));
-    let path = std::env::join_paths(
-        std::iter::once(bin.parent().unwrap().to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap();
-    let mut cmd = Command::new("bash");
-    cmd.args(["--noprofile", "--norc", "-c", &script(&steps, &out)])
-        .current_dir(&work)
-        .env("PATH", path)
-        .env("HOME", scratch.path());
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("CURATOR_") {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = bash(&script(&steps, &out), &work, scratch.path());
     let result = cmd.output().expect("run bash");
     let stderr = String::from_utf8_lossy(&result.stderr);
     for (i, step) in steps.iter().enumerate() {
@@ -230,7 +238,26 @@ fn readme_walkthrough_runs_verbatim() {
     assert!(left == example, "the walkthrough's undos did not restore the example memory");
 }
 
-/// The test above can fail: a README whose command the binary rejects, or whose output the
+/// The quick start's commands run as shown too, and the query prints a memory block.
+#[test]
+fn readme_quick_start_runs_verbatim() {
+    let readme = readme();
+    let lines = section(&readme, "## Quick start");
+    let commands: Vec<&str> = blocks(&lines, "sh").into_iter().flatten().map(|(_, l)| l).collect();
+    assert!(commands.iter().any(|c| c.contains("init --example")), "{commands:?}");
+    let scratch = tempfile::tempdir().unwrap();
+    let script = format!("set -e -u -o pipefail\n{}\n", commands.join("\n"));
+    let out = bash(&script, scratch.path(), scratch.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("<memory-context>"),
+        "the quick start failed ({:?}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The walkthrough test can fail: a README whose command the binary rejects, or whose output the
 /// binary does not print, is reported with its line.
 #[test]
 fn a_drifted_readme_fails_the_walkthrough() {
@@ -268,13 +295,75 @@ fn walkthrough_parsing_and_matching() {
     assert!(!output_matches(&exp(&[]), &["a"]));
 }
 
-/// Every MCP client snippet is valid JSON that starts `curator … mcp` (or points at `/mcp`).
+/// The placeholder project directory of the README's MCP snippets.
+const SNIPPET_PROJECT: &str = "/home/me/project";
+
+/// Starts `curator ARGS` with `env` as a client would, completes the MCP handshake, lists the
+/// tools and returns the `tools/list` response line; the server is killed after 60 s.
+fn mcp_tools_list(args: &[String], env: &[(String, String)], cwd: &Path) -> String {
+    use std::io::{BufRead, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_curator"))
+        .args(args)
+        .env_remove("CURATOR_ROOT")
+        .env_remove("CURATOR_STORE")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn curator");
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"readme","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let found = std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find(|l| l.contains(r#""id":2"#));
+        let _ = tx.send(found);
+    });
+    let answer = rx.recv_timeout(std::time::Duration::from_secs(60));
+    drop(stdin);
+    if answer.is_err() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().expect("wait for curator");
+    match answer {
+        Ok(Some(line)) => line,
+        _ => panic!(
+            "curator {args:?} gave no tools/list answer; stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+/// Every MCP client snippet is valid JSON; a stdio one starts `curator … mcp` with flags the
+/// binary accepts — it is run, with the placeholder project replaced by an `init --example`
+/// workspace, and must answer `tools/list` — and an HTTP one points at `/mcp`.
 #[test]
 fn readme_mcp_snippets_are_valid_json_running_curator_mcp() {
     let readme = readme();
     let lines = section(&readme, MCP_SECTION);
     let snippets = blocks(&lines, "json");
     assert!(snippets.len() >= 3, "one snippet per client, found {}", snippets.len());
+    let scratch = tempfile::tempdir().unwrap();
+    let project = scratch.path().join("project");
+    let init = Command::new(env!("CARGO_BIN_EXE_curator"))
+        .args(["init", "--example"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+    let place = |v: &str| v.replace(SNIPPET_PROJECT, project.to_str().unwrap());
+    let mut started = 0;
     for body in snippets {
         let line = body.first().map_or(0, |(n, _)| *n);
         let text: String = body.iter().map(|(_, l)| format!("{l}\n")).collect();
@@ -284,13 +373,26 @@ fn readme_mcp_snippets_are_valid_json_running_curator_mcp() {
             .as_object()
             .unwrap_or_else(|| panic!("README.md line {line}: no mcpServers object"));
         for (name, server) in servers {
-            let runs_mcp = server["command"] == "curator"
-                && server["args"].as_array().is_some_and(|a| a.iter().any(|x| x == "mcp"));
-            let http = server["url"].as_str().is_some_and(|u| u.ends_with("/mcp"));
-            assert!(
-                runs_mcp || http,
-                "README.md line {line}: {name} neither runs `curator mcp` nor points at /mcp"
-            );
+            if let Some(url) = server["url"].as_str() {
+                assert!(url.ends_with("/mcp"), "README.md line {line}: {name}: {url} is not /mcp");
+                continue;
+            }
+            assert_eq!(server["command"], "curator", "README.md line {line}: {name}");
+            let args: Vec<String> = server["args"]
+                .as_array()
+                .unwrap_or_else(|| panic!("README.md line {line}: {name} has no args"))
+                .iter()
+                .map(|a| place(a.as_str().expect("args are strings")))
+                .collect();
+            assert!(args.iter().any(|a| a == "mcp"), "README.md line {line}: {name}: {args:?}");
+            let env: Vec<(String, String)> = server["env"]
+                .as_object()
+                .map(|e| e.iter().map(|(k, v)| (k.clone(), place(v.as_str().unwrap()))).collect())
+                .unwrap_or_default();
+            let answer = mcp_tools_list(&args, &env, scratch.path());
+            assert!(answer.contains("query_memory"), "README.md line {line}: {name}: {answer}");
+            started += 1;
         }
     }
+    assert!(started >= 2, "the stdio snippets were not run");
 }
