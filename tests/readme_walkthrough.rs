@@ -12,13 +12,15 @@
 //! stands for any text, and a line holding only `…` for any number of lines (ids the run makes
 //! up, times, durations). The quick start's `sh` block runs too, and the MCP snippets of "MCP
 //! setup" must parse, and each stdio one is started as the client would start it and must answer
-//! an MCP `tools/list`.
+//! an MCP `tools/list`; the "HTTP API" table must list exactly the routes of the server's
+//! `/api/v1/openapi.json`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const SECTION: &str = "## A run, end to end";
 const MCP_SECTION: &str = "## MCP setup";
+const HTTP_SECTION: &str = "## HTTP API";
 
 /// One walkthrough command and what it must print.
 #[derive(Debug, Clone, PartialEq)]
@@ -395,4 +397,51 @@ fn readme_mcp_snippets_are_valid_json_running_curator_mcp() {
         }
     }
     assert!(started >= 2, "the stdio snippets were not run");
+}
+
+/// `(METHOD, path)` pairs of the "HTTP API" table: every backticked `METHODS /api/v1/…` of its
+/// first column, `GET/POST` meaning both.
+fn readme_routes(readme: &str) -> std::collections::BTreeSet<(String, String)> {
+    let mut routes = std::collections::BTreeSet::new();
+    for (_, line) in section(readme, HTTP_SECTION) {
+        let Some(first) = line.strip_prefix('|').and_then(|l| l.split('|').next()) else {
+            continue;
+        };
+        for span in first.split('`').skip(1).step_by(2) {
+            let Some((methods, path)) = span.split_once(' ') else { continue };
+            if !path.starts_with("/api/") {
+                continue;
+            }
+            for method in methods.split('/') {
+                routes.insert((method.to_owned(), path.to_owned()));
+            }
+        }
+    }
+    routes
+}
+
+/// The README's table of HTTP paths is the server's: the same routes as its OpenAPI document.
+#[test]
+fn readme_http_paths_match_openapi() {
+    let readme_routes = readme_routes(&readme());
+    let dir = crate::util::Dir::new("readme-http");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_curator"));
+    cmd.arg("--root").arg(dir.root()).args(["serve", "--listen", "127.0.0.1:0"]);
+    let served = crate::util::Served::start(cmd);
+    let (status, doc) = served.call("GET", "/api/v1/openapi.json", None);
+    assert_eq!(status, 200, "{doc}");
+    let mut served_routes = std::collections::BTreeSet::new();
+    for (path, ops) in doc["paths"].as_object().expect("paths") {
+        for method in ops.as_object().unwrap().keys() {
+            if ["get", "post", "put", "patch", "delete"].contains(&method.as_str()) {
+                served_routes.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    let missing: Vec<_> = served_routes.difference(&readme_routes).collect();
+    let phantom: Vec<_> = readme_routes.difference(&served_routes).collect();
+    assert!(
+        missing.is_empty() && phantom.is_empty(),
+        "README \"HTTP API\" table vs openapi.json: not in the README {missing:?}; not served {phantom:?}"
+    );
 }
