@@ -92,31 +92,25 @@ fn example_run_records_follow_the_failed_run_and_ablation_rules() {
     let demo = dir.path().join("demo");
     let (plum, arrow) = (trust_of(&demo, PLUM), trust_of(&demo, ARROW));
 
-    let log: Value = serde_json::from_str(&ok(&curator(
-        &demo,
-        &["--json", "curate", "--run", "runs/failed.json"],
-    )))
-    .unwrap();
+    let log: Value =
+        serde_json::from_str(&ok(&curator(&demo, &["--json", "curate", "runs/failed.json"])))
+            .unwrap();
     assert_eq!((log["added"].as_u64(), log["deprecated"].as_u64()), (Some(0), Some(1)), "{log}");
     assert!((trust_of(&demo, PLUM) - (plum - 0.1)).abs() < 1e-9, "the failed step's injection");
     assert_eq!(trust_of(&demo, ARROW), arrow, "an earlier passed step's injection is not blamed");
     ok(&curator(&demo, &["undo", "r2"]));
 
-    let log: Value = serde_json::from_str(&ok(&curator(
-        &demo,
-        &["--json", "curate", "--run", "runs/ablation.json"],
-    )))
-    .unwrap();
+    let log: Value =
+        serde_json::from_str(&ok(&curator(&demo, &["--json", "curate", "runs/ablation.json"])))
+            .unwrap();
     assert_eq!(log["case"], "ablation_passed", "{log}");
     assert_eq!(log["deprecated"].as_u64(), Some(2), "{log}");
     assert!((trust_of(&demo, ARROW) - (arrow - 0.1)).abs() < 1e-9);
 
-    // Without its run session (no `query --run r1`), the passed run only adds its MEMO.
-    let log: Value = serde_json::from_str(&ok(&curator(
-        &demo,
-        &["--json", "curate", "--run", "runs/passed.json"],
-    )))
-    .unwrap();
+    // Without its run session (no `query --run-id r1`), the passed run only adds its MEMO.
+    let log: Value =
+        serde_json::from_str(&ok(&curator(&demo, &["--json", "curate", "runs/passed.json"])))
+            .unwrap();
     assert_eq!((log["added"].as_u64(), log["confirmed"].as_u64()), (Some(1), Some(0)), "{log}");
     assert!(log["deltas"][0]["after"]["title"].as_str().unwrap().starts_with("Order history:"));
 }

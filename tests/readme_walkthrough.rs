@@ -264,7 +264,8 @@ fn readme_quick_start_runs_verbatim() {
 #[test]
 fn a_drifted_readme_fails_the_walkthrough() {
     let readme = readme();
-    let bad_flag = readme.replacen("--run runs/passed.json", "--record runs/passed.json", 1);
+    let bad_flag =
+        readme.replacen("curate runs/passed.json", "curate --record runs/passed.json", 1);
     assert_ne!(bad_flag, readme, "the walkthrough curates runs/passed.json");
     let err = run_walkthrough(&bad_flag).expect_err("an unknown flag must fail");
     assert!(err.contains("--record runs/passed.json") && err.contains("failed"), "{err}");
