@@ -10,7 +10,7 @@
 //!
 //! Expected output is compared line by line after trimming trailing blanks; `…` in a line
 //! stands for any text, and a line holding only `…` for any number of lines (ids the run makes
-//! up, times, durations). The quick start's `sh` block runs too, and the MCP snippets of "MCP
+//! up, times, durations). The quick start's query runs too, and the MCP snippets of "MCP
 //! setup" must parse, and each stdio one is started as the client would start it and must answer
 //! an MCP `tools/list`; the "HTTP API" table must list exactly the routes of the server's
 //! `/api/v1/openapi.json`.
@@ -240,23 +240,56 @@ fn readme_walkthrough_runs_verbatim() {
     assert!(left == example, "the walkthrough's undos did not restore the example memory");
 }
 
-/// The quick start's commands run as shown too, and the query prints a memory block.
+/// Copies the tree `from` to `to` (files and folders only), hidden paths (`.curator/`) left out.
+fn copy_tree(from: &Path, to: &Path) {
+    for (rel, bytes) in files_under(from) {
+        let path = to.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// The quick start is two commands on a fresh checkout: `cargo run` of one query on the example
+/// memory directory, then `./scripts/test`. The query runs as shown (the built binary standing
+/// in for `cargo run --locked --`, on a copy of the checkout's example so the test writes nothing
+/// into the repository) and prints that step's memory block; the test runner it names exists and
+/// is executable (running it here would run this suite inside itself).
 #[test]
 fn readme_quick_start_runs_verbatim() {
     let readme = readme();
     let lines = section(&readme, "## Quick start");
     let commands: Vec<&str> = blocks(&lines, "sh").into_iter().flatten().map(|(_, l)| l).collect();
-    assert!(commands.iter().any(|c| c.contains("init --example")), "{commands:?}");
-    let scratch = tempfile::tempdir().unwrap();
-    let script = format!("set -e -u -o pipefail\n{}\n", commands.join("\n"));
-    let out = bash(&script, scratch.path(), scratch.path()).output().unwrap();
+    let [query, tests] = commands.as_slice() else {
+        panic!("the quick start is not two commands: {commands:?}");
+    };
+    let args = query.strip_prefix("cargo run --locked -- ").unwrap_or_else(|| {
+        panic!("the quick start's first command is not `cargo run --locked --`: {query}")
+    });
+    assert!(
+        args.contains("--root examples/agent-qa-memory") && args.contains(" query "),
+        "{query}"
+    );
+    assert_eq!(*tests, "./scripts/test");
+    let runner = repo_file("scripts/test");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&runner).unwrap().permissions());
+    assert!(mode & 0o111 != 0, "scripts/test is not executable");
+
+    let checkout = tempfile::tempdir().unwrap();
+    copy_tree(&repo_file("examples"), &checkout.path().join("examples"));
+    let script = format!("set -e -u -o pipefail\ncurator {args}\n");
+    let out = bash(&script, checkout.path(), checkout.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success() && stdout.contains("<memory-context>"),
-        "the quick start failed ({:?}):\n{stdout}\n{}",
+        out.status.success()
+            && stdout.starts_with("<memory-context>")
+            && stdout.contains("Order history lives under Account"),
+        "the quick start's query failed ({:?}):\n{stdout}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    // It only read the example: every tracked file is as it was.
+    assert!(files_under(&checkout.path().join("examples")) == files_under(&repo_file("examples")));
 }
 
 /// The walkthrough test can fail: a README whose command the binary rejects, or whose output the
