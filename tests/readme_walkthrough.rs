@@ -383,7 +383,8 @@ fn mcp_tools_list(args: &[String], env: &[(String, String)], cwd: &Path) -> Stri
 
 /// Every MCP client snippet is valid JSON; a stdio one starts `curator … mcp` with flags the
 /// binary accepts — it is run, with the placeholder project replaced by an `init --example`
-/// workspace, and must answer `tools/list` — and an HTTP one points at `/mcp`.
+/// workspace, and must answer `tools/list` — and an HTTP one points at `/mcp`. The README's
+/// tools table names exactly the tools those servers list.
 #[test]
 fn readme_mcp_snippets_are_valid_json_running_curator_mcp() {
     let readme = readme();
@@ -400,6 +401,7 @@ fn readme_mcp_snippets_are_valid_json_running_curator_mcp() {
     assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
     let place = |v: &str| v.replace(SNIPPET_PROJECT, project.to_str().unwrap());
     let mut started = 0;
+    let mut served = std::collections::BTreeSet::new();
     for body in snippets {
         let line = body.first().map_or(0, |(n, _)| *n);
         let text: String = body.iter().map(|(_, l)| format!("{l}\n")).collect();
@@ -426,11 +428,42 @@ fn readme_mcp_snippets_are_valid_json_running_curator_mcp() {
                 .map(|e| e.iter().map(|(k, v)| (k.clone(), place(v.as_str().unwrap()))).collect())
                 .unwrap_or_default();
             let answer = mcp_tools_list(&args, &env, scratch.path());
-            assert!(answer.contains("query_memory"), "README.md line {line}: {name}: {answer}");
+            let answer: serde_json::Value = serde_json::from_str(&answer)
+                .unwrap_or_else(|e| panic!("README.md line {line}: {name}: {e}: {answer}"));
+            let tools = answer["result"]["tools"]
+                .as_array()
+                .unwrap_or_else(|| panic!("README.md line {line}: {name}: {answer}"));
+            assert!(!tools.is_empty(), "README.md line {line}: {name}: no tools");
+            served.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()));
             started += 1;
         }
     }
     assert!(started >= 2, "the stdio snippets were not run");
+    // The tools table lists exactly what the snippets' servers offer (one of them has the
+    // harness tools).
+    let listed = readme_tools(&readme);
+    assert!(
+        listed == served,
+        "README.md's MCP tools table differs from tools/list:\n  only in the README: {:?}\n  only served: {:?}",
+        listed.difference(&served).collect::<Vec<_>>(),
+        served.difference(&listed).collect::<Vec<_>>(),
+    );
+}
+
+/// The tool names of the "MCP setup" tools table: every backticked name in a row's first column.
+fn readme_tools(readme: &str) -> std::collections::BTreeSet<String> {
+    let mut tools = std::collections::BTreeSet::new();
+    for (_, line) in section(readme, MCP_SECTION) {
+        let Some(first) = line.strip_prefix('|').and_then(|l| l.split('|').next()) else {
+            continue;
+        };
+        for span in first.split('`').skip(1).step_by(2) {
+            if span.chars().all(|c| c.is_ascii_lowercase() || c == '_') && !span.is_empty() {
+                tools.insert(span.to_owned());
+            }
+        }
+    }
+    tools
 }
 
 /// `(METHOD, path)` pairs of the "HTTP API" table: every backticked `METHODS /api/v1/…` of its
