@@ -10,7 +10,7 @@
 //!
 //! Expected output is compared line by line after trimming trailing blanks; `…` in a line
 //! stands for any text, and a line holding only `…` for any number of lines (ids the run makes
-//! up, times, durations). The quick start's query runs too, and the MCP snippets of "MCP
+//! up, times, durations). The quick start's query and the harness commands run too, and the MCP snippets of "MCP
 //! setup" must parse, and each stdio one is started as the client would start it and must answer
 //! an MCP `tools/list`; the "HTTP API" table must list exactly the routes of the server's
 //! `/api/v1/openapi.json`.
@@ -290,6 +290,27 @@ fn readme_quick_start_runs_verbatim() {
     );
     // It only read the example: every tracked file is as it was.
     assert!(files_under(&checkout.path().join("examples")) == files_under(&repo_file("examples")));
+}
+
+/// The harness commands of "Harness memory" run as shown, in an empty directory, and the curator
+/// pass prints its `CURATED` line.
+#[test]
+fn readme_harness_commands_run_verbatim() {
+    let readme = readme();
+    let lines = section(&readme, "## Harness memory");
+    let commands: Vec<&str> = blocks(&lines, "sh").into_iter().flatten().map(|(_, l)| l).collect();
+    assert!(commands.iter().any(|c| c.contains("harness --state-dir $S curate")), "{commands:?}");
+    let scratch = tempfile::tempdir().unwrap();
+    let script = format!("set -e -u -o pipefail\n{}\n", commands.join("\n"));
+    let out = bash(&script, scratch.path(), scratch.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l.starts_with("CURATED")),
+        "the harness commands failed ({:?}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("STRIPE_SECRET"), "trace found nothing:\n{stdout}");
 }
 
 /// The walkthrough test can fail: a README whose command the binary rejects, or whose output the
