@@ -449,6 +449,9 @@ fn readme_mcp_snippets_are_valid_json_running_curator_mcp() {
                 .map(|e| e.iter().map(|(k, v)| (k.clone(), place(v.as_str().unwrap()))).collect())
                 .unwrap_or_default();
             let answer = mcp_tools_list(&args, &env, scratch.path());
+            // Tool descriptions and schemas are read by users too: no spec section cited
+            // (docs_citations.rs).
+            assert!(!answer.contains('§'), "tools/list cites a spec section: {answer}");
             let answer: serde_json::Value = serde_json::from_str(&answer)
                 .unwrap_or_else(|e| panic!("README.md line {line}: {name}: {e}: {answer}"));
             let tools = answer["result"]["tools"]
@@ -518,6 +521,7 @@ fn readme_http_paths_match_openapi() {
     let served = crate::util::Served::start(cmd);
     let (status, doc) = served.call("GET", "/api/v1/openapi.json", None);
     assert_eq!(status, 200, "{doc}");
+    assert!(!doc.to_string().contains('§'), "openapi.json cites a spec section");
     let mut served_routes = std::collections::BTreeSet::new();
     for (path, ops) in doc["paths"].as_object().expect("paths") {
         for method in ops.as_object().unwrap().keys() {
