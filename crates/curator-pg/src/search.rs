@@ -16,14 +16,17 @@
 //!   `tsquery` against the generated `search_tsv` (title weight A above content weight B, GIN
 //!   indexed), ranked by `ts_rank × trust`. As in the index, IDF counts the rows the step may
 //!   see (words none of them has are ignored), a hit must contain at least `min_relevance` of
-//!   the query's IDF weight, and hits under `keep_ratio` of the best score are dropped. Ranks are PostgreSQL's, not tantivy's BM25, so scores (not the rules) differ.
+//!   the query's IDF weight, and hits under `keep_ratio` of the best score are dropped. Ranks
+//!   are PostgreSQL's, not tantivy's BM25, so scores (not the rules) differ. As in the index,
+//!   phrase mode's hits come first ([`phrase_hits_first`], `index/terms.rs` rule 6: an exact
+//!   phrase is the strongest evidence there is), so both stores inject the same phrase hits.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use curator_core::fts::{Bm25Stats, phrase_occurrences, sanitize_step, token_texts};
 use curator_core::{ScopeName, Tier};
-use curator_store::index::{Hit, QueryMode, ScopeSelector, SearchRequest};
+use curator_store::index::{Hit, QueryMode, ScopeSelector, SearchRequest, phrase_hits_first};
 use curator_store::{Result, StoredObservation};
 use deadpool_postgres::GenericClient;
 
@@ -200,7 +203,19 @@ async fn phrase(
     Ok(hits.into_iter().take(req.max_results).map(Candidate::into_hit).collect())
 }
 
+/// Terms mode: phrase mode's hits, then the ranked ones (module doc).
 async fn terms(
+    c: &impl GenericClient,
+    req: &SearchRequest,
+    sel: &Selectors,
+    sanitized: &str,
+) -> Result<Vec<Hit>, tokio_postgres::Error> {
+    let exact = phrase(c, req, sel, sanitized).await?;
+    let ranked = ranked_terms(c, req, sel, sanitized).await?;
+    Ok(phrase_hits_first(exact, ranked, req.max_results))
+}
+
+async fn ranked_terms(
     c: &impl GenericClient,
     req: &SearchRequest,
     sel: &Selectors,

@@ -4,9 +4,10 @@
 //! (what agent-qa's per-test FTS5 table holds), `n` and `f` from the candidates' own tokens,
 //! the FTS5 bm25 formula, then `rank × trust` ascending with ties in discovery order (products,
 //! suite, tests folder; file names in UTF-16 order). Terms mode (`terms.rs`) shares [`load`]
-//! and [`sort_hits`]. In both modes `trust >= min_trust` filters before the top-N cut, as
-//! agent-qa's `WHERE … ORDER BY … LIMIT` does, and a suite observation is served only when its
-//! position and snapshot equal the request's entry by entry.
+//! and [`sort_hits`], and puts [`phrase`]'s hits first. In both modes `trust >= min_trust`
+//! filters before the top-N cut, as agent-qa's `WHERE … ORDER BY … LIMIT` does, and a suite
+//! observation is served only when its position and snapshot equal the request's entry by
+//! entry.
 
 use std::cmp::Ordering;
 
@@ -94,11 +95,15 @@ pub(crate) fn phrase(
     req: &SearchRequest,
     phrase: &[String],
 ) -> Result<Vec<Hit>, IndexError> {
-    let (rows, total_tokens) = scoped_rows(searcher, folders, fields, req)?;
     let query = phrase_candidates(fields, &req.scopes, phrase);
     let mut found: Vec<(Candidate, u64, u64)> = Vec::new();
     let mut addrs: Vec<DocAddress> =
         searcher.search(&query, &DocSetCollector)?.into_iter().collect();
+    if addrs.is_empty() {
+        // Most steps hold no exact phrase; terms mode asks on every step (`terms.rs`), so the
+        // scoped statistics are only gathered when there is something to score.
+        return Ok(Vec::new());
+    }
     addrs.sort();
     for addr in addrs {
         let Some(c) = load(searcher, fields, req, addr)? else { continue };
@@ -110,6 +115,7 @@ pub(crate) fn phrase(
             found.push((c, freq as u64, len));
         }
     }
+    let (rows, total_tokens) = scoped_rows(searcher, folders, fields, req)?;
     let stats = Bm25Stats { rows, total_tokens, hits: found.len() as u64 };
     let mut hits: Vec<Candidate> = found
         .into_iter()

@@ -47,6 +47,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Ta
 
 pub use baseline::{BaselineDoc, bm25_baseline};
 use schema::Fields;
+pub use terms::phrase_hits_first;
 use writer::Fnv;
 
 /// How long a refresh waits for another process's writer before answering from RAM.
@@ -121,8 +122,9 @@ pub struct ScopeSelector {
 /// How step text is matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueryMode {
-    /// Analyzed terms (folded, stop words and step verbs dropped, stemmed), judged by what the
-    /// step names of each observation, ranked by relevance × trust: curator's default.
+    /// Phrase mode's hits first, then analyzed terms (folded, stop words and step verbs
+    /// dropped, stemmed), judged by what the step names of each observation, ranked by
+    /// relevance × trust: curator's default (`index/terms.rs`).
     #[default]
     Terms,
     /// agent-qa exactly: the whole sanitized step as one phrase, FTS5 bm25 × trust.
@@ -143,7 +145,8 @@ pub struct SearchRequest {
     pub max_results: usize,
     /// Terms mode only: the share of the step's *known* IDF weight (words that occur in the
     /// observations this step may see) a hit must contain, in `[0, 1]`. A floor under the
-    /// acceptance rules of `index/terms.rs`, which do most of the filtering.
+    /// acceptance rules of `index/terms.rs`, which do most of the filtering. Exact phrase hits
+    /// need neither this nor `keep_ratio`.
     pub min_relevance: f64,
     /// Terms mode only: a hit whose relevance × √trust is below this share of the best hit's
     /// is dropped (a clear best match is not diluted by weak ones); 0 keeps all.
@@ -168,10 +171,12 @@ pub struct Hit {
     pub content: String,
     pub trust: f64,
     /// Relevance × trust, higher is better. In phrase mode this is `−(bm25 × trust)`, the
-    /// negation of agent-qa's sort key.
+    /// negation of agent-qa's sort key; in terms mode an exact phrase hit scores that plus the
+    /// best other hit's score, so it comes first ([`phrase_hits_first`]).
     pub score: f64,
     /// Terms mode: the share of the step's known IDF weight this hit contains (what
-    /// `min_relevance` compares); phrase mode: 1 (the whole phrase is in it).
+    /// `min_relevance` compares), 1 for an exact phrase hit; phrase mode: 1 (the whole phrase
+    /// is in it).
     pub relevance: f64,
     /// `tier/scope/file.md`, relative to the root.
     pub path: PathBuf,

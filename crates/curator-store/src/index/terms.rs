@@ -1,9 +1,10 @@
 //! Terms mode: which observations a plain step sentence is *about* (§3.3 `terms`;
 //! ARCHITECTURE.md "Ranking").
 //!
-//! Invariant: a hit is injected only when the step names what the observation is about —
-//! several informative words of the step occur in it, or one word that singles it out — and it
-//! is nearly as strong as the best hit. Raw BM25 cannot say this: its scale depends on the
+//! Invariant: what phrase mode would inject for the step is always injected, first; after it, a
+//! hit is injected only when the step names what the observation is about — several
+//! informative words of the step occur in it, or one word that singles it out — and it is
+//! nearly as strong as the best such hit. Raw BM25 cannot say this: its scale depends on the
 //! corpus and the step length, and a lone common word ("cart", "ticket") scores like a match.
 //! Every rule below was measured on `eval/dev` (odd/even query split, BENCHMARKS.md
 //! "Retrieval quality"); the constants name the measured values.
@@ -34,6 +35,19 @@
 //!    only if relevance × √trust reaches `keep_ratio` of the best: a weak match does not ride
 //!    along with a strong one, while a strong match with low trust (that `min_trust` admitted)
 //!    is not cut by trust alone — ordering already puts it lower.
+//! 6. **Exact phrase first** ([`phrase_hits_first`]). The hits of phrase mode (agent-qa's
+//!    query, unchanged: the whole sanitized step as one phrase in the title or the content)
+//!    come first, in phrase mode's order, then the hits of rules 1–5 that are not among them,
+//!    within `max_results`. An exact phrase is the strongest evidence there is, and the rules
+//!    above cannot see it: the analyzer drops the stop words and step verbs a short step is
+//!    made of ("Sign in", "Click Sign in"), punctuation splits a phrase into fragments that
+//!    weigh little ("C#", "10%"), and a window of an observation's text often covers too
+//!    little of the known weight or misses the title. Issue 14 measured it on 312 agent-qa-style steps:
+//!    terms mode found none of the 24 steps whose phrase holds punctuation and fewer than half
+//!    of those whose phrase is a window of the observation's text. So a user switching from
+//!    agent-qa never loses a memory phrase mode gave them. A phrase hit's relevance is 1 (the
+//!    whole step is in it) and its score is its phrase-mode score plus the best rule hit's, so
+//!    scores still fall down the list.
 //!
 //! Cost: the pool is read once into a bit set per segment; each step term's postings *in the
 //! step's folders* (scoped terms, `schema.rs`) are walked against it, which yields the document
@@ -324,8 +338,52 @@ impl Accepted {
     }
 }
 
-/// Terms mode: the hits the step is about, best first (module doc).
+/// Terms mode: phrase mode's hits, then the hits the step is about, best first (module doc).
 pub(crate) fn terms(
+    searcher: &Searcher,
+    folders: &FolderCache,
+    fields: &Fields,
+    req: &SearchRequest,
+    sanitized: &str,
+) -> Result<Vec<Hit>, IndexError> {
+    let phrase = curator_core::fts::token_texts(sanitized);
+    let exact = if phrase.is_empty() {
+        Vec::new()
+    } else {
+        super::collect::phrase(searcher, folders, fields, req, &phrase)?
+    };
+    let ranked = ranked(searcher, folders, fields, req, sanitized)?;
+    Ok(phrase_hits_first(exact, ranked, req.max_results))
+}
+
+/// Rule 6 of the module doc, for every store's terms mode: `exact` (phrase mode's hits for the
+/// step, in its order) first, then the hits of `ranked` (best first) not among them, at most
+/// `max_results` in all. Phrase hits get relevance 1 and their phrase-mode score (≥ 0) plus
+/// the best ranked hit's, so the list stays ordered by score.
+pub fn phrase_hits_first(exact: Vec<Hit>, ranked: Vec<Hit>, max_results: usize) -> Vec<Hit> {
+    let above = ranked.first().map_or(0.0, |h| h.score.max(0.0));
+    let mut hits: Vec<Hit> = exact
+        .into_iter()
+        .take(max_results)
+        .map(|mut h| {
+            h.score = h.score.max(0.0) + above;
+            h.relevance = 1.0;
+            h
+        })
+        .collect();
+    for hit in ranked {
+        if hits.len() >= max_results {
+            break;
+        }
+        if !hits.iter().any(|h| h.path == hit.path) {
+            hits.push(hit);
+        }
+    }
+    hits
+}
+
+/// Rules 1–5 of the module doc: the hits the step is about, best first.
+fn ranked(
     searcher: &Searcher,
     folders: &FolderCache,
     fields: &Fields,
