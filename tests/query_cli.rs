@@ -333,3 +333,93 @@ fn eval_k_reports_per_class_beside_the_bm25_baseline() {
     assert!(text.contains("recall@5") && text.contains("per class:"), "{text}");
     assert!(text.contains("bm25"), "{text}");
 }
+
+/// A root holding a copy of `examples/agent-qa-memory` (so no `.curator/` lands in the repo).
+fn example_memory(name: &str) -> Dir {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name() == ".curator" {
+                continue;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &to.join(entry.file_name()));
+            } else {
+                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+            }
+        }
+    }
+    let dir = Dir::new(name);
+    let examples =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/agent-qa-memory");
+    copy(&examples, &dir.root());
+    dir
+}
+
+/// The titles `curator query --mode <mode>` injects for `step` on the example shop test.
+fn example_titles(dir: &Dir, mode: &str, step: &str) -> Vec<String> {
+    let test = "t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel";
+    let args = ["--json", "query", "--mode", mode, "--product", "acme-shop", "--test", test, step];
+    let json: serde_json::Value = serde_json::from_str(&dir.curator(&args).stdout()).unwrap();
+    json["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Issue 14's examples. "Sign in" is a phrase of the login page's text but only a stop word and
+/// a step verb to terms mode's rules: terms mode now injects what phrase mode injects, first.
+/// "Click Sign in" and "Pay with the test card" are no phrase of any observation; whatever phrase
+/// mode finds for them, terms mode finds too.
+#[test]
+fn the_issue_examples_get_at_least_phrase_modes_memory_in_terms_mode() {
+    let dir = example_memory("query-issue-examples");
+    let login = "Login page: the submit button stays disabled until both fields are valid";
+    assert_eq!(example_titles(&dir, "phrase", "Sign in"), [login]);
+    assert_eq!(example_titles(&dir, "terms", "Sign in"), [login]);
+    for step in ["Sign in", "Click Sign in", "Pay with the test card"] {
+        let phrase = example_titles(&dir, "phrase", step);
+        let terms = example_titles(&dir, "terms", step);
+        assert!(terms.starts_with(&phrase), "{step:?}: {terms:?} vs {phrase:?}");
+    }
+}
+
+/// One step of each class of the eval sets (eval/README.md) through the binary, on the example
+/// memory, in the default (terms) mode.
+#[test]
+fn one_step_per_eval_class_through_the_binary() {
+    let dir = example_memory("query-classes");
+    let orders = "Order history lives under Account > Orders";
+    let login = "Login page: the submit button stays disabled until both fields are valid";
+    let cases: [(&str, &str, &[&str]); 7] = [
+        (
+            "inflection",
+            "Paying by card",
+            &["Payment card fields load inside a slow third-party iframe"],
+        ),
+        ("synonym", "Log in with a valid email", &[login]),
+        ("short", "Orders tab", &[orders]),
+        (
+            "long",
+            "Open https://shop.example.com/account?tab=orders as dana.lee@example.com and check the \
+             list shows 10 orders per page",
+            &[orders, "Seeded user Dana Lee exists at the start of every run"],
+        ),
+        (
+            "multi",
+            "Close the newsletter modal, then type shoes in the search box",
+            &[
+                "Newsletter modal appears 5 seconds after the home page loads",
+                "Search suggestions appear only after typing pauses",
+            ],
+        ),
+        ("exact", "Open Account > Orders", &[orders]),
+        ("nothing", "Upload a profile picture", &[]),
+    ];
+    for (class, step, expected) in cases {
+        assert_eq!(example_titles(&dir, "terms", step), expected, "{class}: {step:?}");
+    }
+}

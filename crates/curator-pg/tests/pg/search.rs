@@ -1,5 +1,8 @@
 //! Search: phrase mode gives the file store index's hits and scores on the same data; both
-//! modes honour scopes, suite placement, min_trust and max_results.
+//! modes honour scopes, suite placement, min_trust and max_results; terms mode puts phrase
+//! mode's hits first.
+
+use std::collections::HashSet;
 
 use curator_core::{SnapshotEntry, Tier};
 use curator_pg::{PgStore, import_dir};
@@ -197,4 +200,59 @@ fn terms_mode_weighs_words_by_the_rows_the_step_may_see() {
     let hits = pg.search(&req).unwrap();
     assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), [here.id.as_str()]);
     assert!((hits[0].relevance - 1.0).abs() < 1e-9, "{}", hits[0].relevance);
+}
+
+/// Issue 14: terms mode injects what phrase mode injects, first, then its own hits without
+/// duplicates (`index/terms.rs` rule 6) — in PostgreSQL as in the file store's index, so the
+/// same data injects the same exact-phrase memory.
+#[test]
+fn terms_mode_injects_phrase_modes_hits_first_as_the_file_store_does() {
+    let (_db, pg) = pg_store();
+    import_dir(&pg, &example_root(), &mut |_| {}).unwrap();
+    let snapshot = example_snapshot(&pg);
+    let ids = |hits: &[Hit]| hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    let mut exact = 0;
+    for text in [
+        "Sign in",
+        "Click Add to cart",
+        "Orders tab",
+        "the order number",
+        "login page",
+        "cart",
+        "Upload a profile picture",
+    ] {
+        let scopes = example_scopes(&snapshot, 1);
+        let phrase = ids(&pg.search(&request(text, QueryMode::Phrase, scopes.clone())).unwrap());
+        let terms = pg.search(&request(text, QueryMode::Terms, scopes.clone())).unwrap();
+        let from_files =
+            ids(&search_files(&example_root(), &request(text, QueryMode::Terms, scopes)).unwrap());
+        let found = ids(&terms);
+        assert!(found.starts_with(&phrase), "{text:?}: terms {found:?}, phrase {phrase:?}");
+        assert!(from_files.starts_with(&phrase), "{text:?}: files {from_files:?}");
+        let unique: HashSet<&String> = found.iter().collect();
+        assert_eq!(unique.len(), found.len(), "{text:?}: no duplicates in {found:?}");
+        assert!(found.len() <= 5, "the cap holds");
+        assert!(terms.windows(2).all(|w| w[0].score >= w[1].score), "{text:?}: scores fall");
+        assert!(terms[..phrase.len()].iter().all(|h| h.relevance == 1.0));
+        exact += phrase.len();
+    }
+    assert!(exact >= 5, "the steps hold exact phrases to compare ({exact})");
+
+    // A step of stop words only has no English lexeme, so PostgreSQL's ranking alone finds
+    // nothing; its exact phrase is still injected, ahead of a stronger ranked hit.
+    let put = |o: &curator_core::Observation| {
+        pg.transact(None, &mut |tx| tx.put(Tier::Products, &scope("help"), o, Action::Add, "s"))
+            .unwrap();
+    };
+    let phrase_only = observation("apple", "Help link", "Where is it? It hides in the footer.");
+    let ranked = observation("birch", "Footer footer", "The footer footer holds the links.");
+    put(&phrase_only);
+    put(&ranked);
+    let scopes = vec![sel(Tier::Products, "help", None)];
+    let req = request("Where is it", QueryMode::Terms, scopes.clone());
+    assert_eq!(ids(&pg.search(&req).unwrap()), [phrase_only.id.to_string()]);
+    let req = request("It hides in the footer", QueryMode::Terms, scopes);
+    let found = ids(&pg.search(&req).unwrap());
+    assert_eq!(found.first(), Some(&phrase_only.id.to_string()), "{found:?}");
+    assert!(found.contains(&ranked.id.to_string()), "{found:?}");
 }
