@@ -38,7 +38,7 @@ fn steps_made_of_stop_words_and_symbols_get_phrase_modes_hits() {
         ("Open the C# snippets", id(2)),
     ] {
         let phrase = search(&root, step, QueryMode::Phrase);
-        assert_eq!(ids(&phrase), [expected.clone()], "phrase mode finds {step:?}");
+        assert_eq!(ids(&phrase), std::slice::from_ref(&expected), "phrase mode finds {step:?}");
         let terms = search(&root, step, QueryMode::Terms);
         assert_eq!(terms.first().map(|h| &h.id), Some(&expected), "{step:?}: {:?}", ids(&terms));
         assert_eq!(terms[0].relevance, 1.0, "the whole step is in it");
