@@ -29,6 +29,18 @@ pub enum ParseError {
     /// several documents, an alias bomb).
     #[error("YAML parse error: {0}")]
     Yaml(String),
+    /// Rule 2, curator's budget: the frontmatter holds more YAML nodes (keys, values, items)
+    /// than curator reads for one observation's metadata. agent-qa has no such limit; without
+    /// one, a single file under the size cap could cost a second of parsing on every read.
+    #[error(
+        "frontmatter too large: more than {limit} YAML nodes (keys, values, items); curator reads \
+         at most that many for one observation's metadata (agent-qa has no such limit): move \
+         the data to the body or split the file"
+    )]
+    FrontmatterTooLarge {
+        /// The budget, in nodes.
+        limit: usize,
+    },
     /// Rule 3: the body is empty or only whitespace.
     #[error("Observation markdown body is missing or blank")]
     BlankBody,

@@ -27,6 +27,7 @@
 
 mod datetime;
 mod error;
+mod known_tags;
 mod load;
 mod number;
 mod parse;
@@ -35,6 +36,7 @@ mod schema;
 mod value;
 mod write;
 mod yaml_emit;
+mod yaml_rules;
 
 pub use datetime::is_iso_datetime;
 pub use error::{ParseError, SchemaIssue, WriteError};
@@ -42,3 +44,5 @@ pub use number::format_js_number;
 pub use parse::parse_observation;
 pub use value::{ExtraKeys, YamlValue};
 pub use write::write_observation;
+#[cfg(test)]
+mod yaml_vectors;

@@ -32,7 +32,7 @@ pub fn parse_observation(text: &str, file_stem: &str) -> Result<Observation, Par
     let (frontmatter, rest) = split_frontmatter(text)
         .ok_or(ParseError::NoDelimiters { starts_with_bom: text.starts_with('\u{feff}') })?;
     // Rule 2.
-    let value = load_yaml(frontmatter, 2).map_err(ParseError::Yaml)?;
+    let value = load_yaml(frontmatter, 2)?;
     // Rule 3.
     let content = body_of(rest);
     if content.chars().all(is_js_whitespace) {

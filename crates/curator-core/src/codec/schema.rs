@@ -47,7 +47,10 @@ pub(crate) fn validate(value: YamlValue, content: String) -> Result<Observation,
         }]));
     };
     let is_suite = entries.iter().any(|(k, _)| k == "position");
-    let mut fields = Fields { entries, issues: Vec::new() };
+    // Schema fields apart, unknown keys in file order: one pass, however many keys there are.
+    let is_field = |k: &str| BASE_FIELDS.contains(&k) || (is_suite && SUITE_FIELDS.contains(&k));
+    let (known, extra): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| is_field(k));
+    let mut fields = Fields { entries: known, issues: Vec::new() };
 
     let id =
         fields.take("id", EXPECT_ID, |v| v.as_str().and_then(|s| ObservationId::parse(s).ok()));
@@ -102,7 +105,7 @@ pub(crate) fn validate(value: YamlValue, content: String) -> Result<Observation,
             contradicted_count,
             source_test,
             suite,
-            extra: ExtraKeys(fields.entries),
+            extra: ExtraKeys(extra),
         }),
         _ => Err(ParseError::Schema(vec![SchemaIssue {
             field: "(frontmatter)".into(),
@@ -138,7 +141,7 @@ fn count(v: &YamlValue) -> Option<u64> {
     }
 }
 
-/// The frontmatter map, from which schema fields are taken; what is left are unknown keys.
+/// The schema fields of the frontmatter map, taken one by one.
 struct Fields {
     entries: Vec<(String, YamlValue)>,
     issues: Vec<SchemaIssue>,

@@ -15,6 +15,7 @@ use crate::observation::Observation;
 
 use super::datetime::is_iso_datetime;
 use super::error::WriteError;
+use super::load::MAX_NODES;
 use super::parse::is_js_whitespace;
 use super::schema::{
     BASE_FIELDS, EXPECT_COUNT, EXPECT_DATETIME, EXPECT_NON_EMPTY, EXPECT_SNAPSHOT, EXPECT_TRUST,
@@ -58,6 +59,15 @@ pub fn write_observation(obs: &Observation) -> Result<String, WriteError> {
         fields.push(("suite_snapshot".to_owned(), YamlValue::Seq(entries)));
     }
     fields.extend(obs.extra.0.iter().cloned());
+    let nodes = 1 + fields.iter().map(|(_, v)| 1 + yaml_nodes(v)).sum::<usize>();
+    if nodes > MAX_NODES {
+        // The reader would refuse the file (`ParseError::FrontmatterTooLarge`).
+        return Err(WriteError::Invalid {
+            id: obs.id.to_string(),
+            field: "(frontmatter)".to_owned(),
+            rule: format!("at most {MAX_NODES} YAML nodes, the reader's budget (has {nodes})"),
+        });
+    }
     let mut frontmatter = emit_document(&fields);
     if frontmatter.ends_with("\n\n") {
         // The document ends with a keep-chomped block (`|+`) whose last line is empty. The
@@ -72,6 +82,16 @@ pub fn write_observation(obs: &Observation) -> Result<String, WriteError> {
     out.push_str(&obs.content);
     out.push('\n');
     Ok(out)
+}
+
+/// The YAML nodes a value is written as: itself, plus each key and value of a mapping and each
+/// item of a sequence (what the reader counts against [`MAX_NODES`]).
+fn yaml_nodes(v: &YamlValue) -> usize {
+    1 + match v {
+        YamlValue::Seq(items) => items.iter().map(yaml_nodes).sum(),
+        YamlValue::Map(entries) => entries.iter().map(|(_, v)| 1 + yaml_nodes(v)).sum(),
+        _ => 0,
+    }
 }
 
 fn check(obs: &Observation) -> Result<(), WriteError> {
@@ -114,7 +134,8 @@ fn check(obs: &Observation) -> Result<(), WriteError> {
             return fail("suite_snapshot", EXPECT_SNAPSHOT);
         }
     }
-    for (i, (key, _)) in obs.extra.0.iter().enumerate() {
+    let mut seen = std::collections::HashSet::with_capacity(obs.extra.0.len());
+    for (key, _) in &obs.extra.0 {
         let reserved = BASE_FIELDS.contains(&key.as_str())
             || key == "content"
             || key == "position"
@@ -122,7 +143,7 @@ fn check(obs: &Observation) -> Result<(), WriteError> {
         if reserved {
             return fail(&format!("extra.{key}"), "an unknown key, not a schema field or content");
         }
-        if obs.extra.0[..i].iter().any(|(k, _)| k == key) {
+        if !seen.insert(key.as_str()) {
             return fail(&format!("extra.{key}"), "each unknown key once");
         }
     }
