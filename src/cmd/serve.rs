@@ -8,7 +8,9 @@
 //! (a write that has started is completed and journaled) and exits 0. The engine settings are
 //! the config's, shared with `curator mcp`. With a file store it also answers fresh `curator
 //! query` processes of the root over `<root>/.curator/query.sock` (curator-engine's
-//! `query_socket`), from its inotify-fresh index.
+//! `query_socket`), from its inotify-fresh index. Every HTTP request must name the listen
+//! address, `localhost` or a name of `curator.serve.allowedHosts` as its `Host` (DNS rebinding
+//! guard).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -26,7 +28,9 @@ use crate::context::{Context, StoreChoice};
 /// `curator serve`.
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
-    /// Address to listen on; a non-loopback address needs a token (--token-env).
+    /// Address to listen on; a non-loopback address needs a token (--token-env). Requests must
+    /// name this address, localhost or a name listed in the config's
+    /// `curator.serve.allowedHosts` as their Host.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
     pub(crate) listen: SocketAddr,
     /// Environment variable holding the bearer token every request must then carry
@@ -67,6 +71,7 @@ fn state(ctx: &Context, args: &ServeArgs) -> Result<(AppState, Option<QueryListe
         token,
         harness,
         engine: super::mcp::engine_settings(ctx),
+        allowed_hosts: ctx.config.curator.serve.allowed_hosts.clone(),
         ..ServerOptions::default()
     };
     let listener = match ctx.store {

@@ -48,7 +48,9 @@ const MEMORY_KEYS: [&str; 14] = [
     "circuitBreakerThreshold",
 ];
 const CURATOR_PATH: &str = "curator";
-const CURATOR_KEYS: [&str; 4] = ["queryMode", "llm", "store", "unknownKeys"];
+const CURATOR_KEYS: [&str; 5] = ["queryMode", "llm", "store", "unknownKeys", "serve"];
+const SERVE_PATH: &str = "curator.serve";
+const SERVE_KEYS: [&str; 1] = ["allowedHosts"];
 const LLM_PATH: &str = "curator.llm";
 const LLM_KEYS: [&str; 7] =
     ["baseUrl", "model", "apiKeyEnv", "timeoutMs", "maxRetries", "backoffMs", "maxObservations"];
@@ -182,6 +184,17 @@ pub struct CuratorOptions {
     /// `unknownKeys`: `reject` (default: a key a run record or decisions document does not
     /// define is an error naming the nearest known key) or `ignore` (agent-qa's zod behaviour).
     pub ignore_unknown_keys: bool,
+    /// `serve`: settings of `curator serve`.
+    pub serve: ServeOptions,
+}
+
+/// `curator.serve`: settings of `curator serve` (issue 13 item 3).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServeOptions {
+    /// `allowedHosts`: host names the server answers besides its listen address and
+    /// `localhost` (a request naming any other `Host` is refused, so a web page cannot reach
+    /// the server through DNS rebinding). Each is a name, optionally with `:port`.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// `curator.llm`: where `curate --llm` sends its chat-completions request (issue 4).
@@ -381,7 +394,49 @@ fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError
             );
         }
     };
-    Ok(CuratorOptions { query_mode, block_present: true, llm, store, ignore_unknown_keys })
+    let serve = match map.get("serve") {
+        None => ServeOptions::default(),
+        Some(Value::Object(m)) => serve_block(m)?,
+        Some(other) => {
+            return Err(b.err("serve", format!("must be a mapping, got {}", show(other))));
+        }
+    };
+    Ok(CuratorOptions { query_mode, block_present: true, llm, store, ignore_unknown_keys, serve })
+}
+
+fn serve_block(map: &Map<String, Value>) -> Result<ServeOptions, ConfigError> {
+    let b = Block { path: SERVE_PATH, map };
+    b.deny_unknown(&SERVE_KEYS)?;
+    let allowed_hosts = match map.get("allowedHosts") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) if is_host_name(s) => Ok(s.to_ascii_lowercase()),
+                other => Err(b.err(
+                    "allowedHosts",
+                    format!(
+                        "each entry must be a host name (optionally :port), got {}",
+                        show(other)
+                    ),
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(b.err("allowedHosts", format!("must be a list, got {}", show(other))));
+        }
+    };
+    Ok(ServeOptions { allowed_hosts })
+}
+
+/// A host name or address as a `Host` header carries it, with an optional `:port`: letters,
+/// digits, `-`, `.`, `_`, `:` and the brackets of an IPv6 literal; no scheme, path or spaces.
+fn is_host_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 255
+        && s.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b':' | b'[' | b']')
+        })
 }
 
 fn llm_block(map: &Map<String, Value>) -> Result<LlmOptions, ConfigError> {
@@ -571,6 +626,19 @@ mod tests {
         assert_eq!(c.curator.store.as_deref(), Some("postgres://db/memory"));
         let err = Config::from_yaml_str("curator:\n  store: 5\n", dir).unwrap_err();
         assert!(err.to_string().contains("curator.store"), "{err}");
+        let c = Config::from_yaml_str(
+            "curator:\n  serve:\n    allowedHosts: [Memory.Example, \"10.0.0.5:7878\"]\n",
+            dir,
+        )
+        .unwrap();
+        assert_eq!(c.curator.serve.allowed_hosts, ["memory.example", "10.0.0.5:7878"]);
+        for bad in
+            ["allowedHosts: [\"http://x\"]", "allowedHosts: x", "hosts: []", "allowedHosts: [1]"]
+        {
+            let text = format!("curator:\n  serve:\n    {bad}\n");
+            let err = Config::from_yaml_str(&text, dir).unwrap_err();
+            assert!(err.to_string().contains("curator.serve"), "{bad}: {err}");
+        }
         let err = Config::from_yaml_str("curator:\n  llm:\n    modell: x\n", dir).unwrap_err();
         assert!(err.to_string().contains("curator.llm.modell"), "{err}");
         let err = Config::from_yaml_str("curator:\n  llm:\n    timeoutMs: 0\n", dir).unwrap_err();

@@ -1,7 +1,14 @@
-// Live refresh: poll the server's change fingerprint and reload the page when files on disk
-// change (another process, an editor, the CLI), unless the person is typing in a form.
+// The page's only script (the server's Content-Security-Policy allows no inline script or
+// event handler): a form with data-confirm asks before it submits; live refresh polls the
+// server's change fingerprint and reloads the page when files on disk change (another process,
+// an editor, the CLI), unless the person is typing in a form.
 (function () {
   "use strict";
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var question = form && form.getAttribute && form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) { event.preventDefault(); }
+  });
   var fingerprint = null;
   var dirty = false;
   var status = document.getElementById("live");

@@ -7,13 +7,15 @@
 //! whole router (tests drive it with `tower::ServiceExt::oneshot`, no socket); [`serve`] binds
 //! and runs it with graceful shutdown.
 //!
-//! Layers, outermost first: tracing, bearer token, declared body size, tower-http's streaming
-//! body limit, same-origin check for writes; then `/api/v1/*` (JSON errors everywhere), the UI
-//! at `/`, static assets at `/static/*`.
+//! Layers, outermost first: tracing, security headers on every response, the `Host` guard
+//! against DNS rebinding, bearer token, declared body size, tower-http's streaming body limit,
+//! same-origin check for writes; then `/api/v1/*` (JSON errors everywhere), the UI at `/`,
+//! static assets at `/static/*`, MCP at `/mcp`.
 
 mod error;
 mod extract;
 mod guard;
+mod host;
 pub mod mcp;
 mod openapi;
 mod ops;
@@ -21,6 +23,9 @@ mod routes;
 mod server;
 mod state;
 mod ui;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::http::{Method, Uri};
@@ -33,8 +38,20 @@ pub use error::ApiError;
 pub use server::{ServeError, Server, check_listen, serve, shutdown_signal};
 pub use state::{AppState, DEFAULT_BODY_LIMIT, EngineSettings, ServerOptions};
 
-/// The whole application: API, UI and assets, behind the guards.
+/// The whole application: API, UI, assets and MCP, behind the guards, as served on a loopback
+/// address (the `Host` guard answers 127.0.0.1, `localhost` and the configured names).
 pub fn app(state: AppState) -> Router {
+    app_with_hosts(state, None)
+}
+
+/// The whole application as served on `listen`: the `Host` guard answers that address,
+/// `localhost` and the configured names ([`ServerOptions::allowed_hosts`]).
+pub fn app_on(state: AppState, listen: SocketAddr) -> Router {
+    app_with_hosts(state, Some(listen))
+}
+
+fn app_with_hosts(state: AppState, listen: Option<SocketAddr>) -> Router {
+    let hosts = Arc::new(host::AllowedHosts::new(listen, state.allowed_hosts()));
     let limit = state.body_limit();
     Router::new()
         .merge(routes::api().into_router())
@@ -46,6 +63,8 @@ pub fn app(state: AppState) -> Router {
         .layer(RequestBodyLimitLayer::new(limit))
         .layer(from_fn_with_state(state.clone(), guard::limit_declared_body))
         .layer(from_fn_with_state(state.clone(), guard::require_token))
+        .layer(from_fn_with_state(hosts, host::require_allowed_host))
+        .layer(from_fn(host::security_headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

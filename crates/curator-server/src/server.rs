@@ -65,7 +65,8 @@ impl Server {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let app = crate::app(self.state);
+        let listen = self.listener.local_addr()?;
+        let app = crate::app_on(self.state, listen);
         axum::serve(self.listener, app).with_graceful_shutdown(shutdown).await?;
         Ok(())
     }

@@ -68,6 +68,9 @@ pub struct ServerOptions {
     pub engine: EngineSettings,
     /// Largest request body in bytes; 0 means [`DEFAULT_BODY_LIMIT`].
     pub body_limit: usize,
+    /// Host names answered besides the listen address and `localhost`
+    /// (`curator.serve.allowedHosts`): every request naming another `Host` is refused.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// The shared state of one server: cheap to clone.
@@ -139,6 +142,11 @@ impl AppState {
     /// Largest accepted request body.
     pub fn body_limit(&self) -> usize {
         self.inner.options.body_limit
+    }
+
+    /// Host names answered besides the listen address and `localhost`.
+    pub fn allowed_hosts(&self) -> &[String] {
+        &self.inner.options.allowed_hosts
     }
 }
 

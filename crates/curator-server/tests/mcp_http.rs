@@ -1,14 +1,13 @@
 //! `/mcp` on the app `curator serve` runs, one JSON-RPC POST at a time through `oneshot`
 //! (issue 6 item 3): the stateless streamable-HTTP mode answers each request with a JSON body,
-//! the tools change the files, and the server's guards (token) and rmcp's Host check stand in
-//! front of it. The official Python SDK drives the same endpoint in tests/mcp/test_mcp.py.
+//! the tools change the files, and the server's guards (Host, token) stand in front of it. The official Python SDK drives the same endpoint in tests/mcp/test_mcp.py.
 
 mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use common::*;
-use curator_server::{ServerOptions, app};
+use curator_server::{ServerOptions, app_on};
 use serde_json::{Value, json};
 
 const REVIEWS: &str = "obs_hover-ginger-harbor-echo-citrus-ginger";
@@ -104,18 +103,28 @@ async fn bad_arguments_are_tool_errors_and_an_unknown_tool_is_a_protocol_error()
 }
 
 #[tokio::test]
-async fn the_token_guards_mcp_and_the_host_check_guards_loopback() {
+async fn the_token_and_the_host_guard_stand_in_front_of_mcp() {
     let f = Fixture::new();
     let open = f.app();
     let rebinding = rpc(&open, "attacker.example:7878", None, &initialize()).await;
-    assert!(rebinding.status.is_client_error(), "DNS rebinding host accepted: {}", rebinding.text);
+    rebinding.error(403, "host_not_allowed");
 
-    let options = ServerOptions { token: Some("s3cret".into()), ..ServerOptions::default() };
-    let guarded = app(f.state(options));
+    // Listening on every address with a token: any IP literal names this server, a name only
+    // when it is configured.
+    let options = ServerOptions {
+        token: Some("s3cret".into()),
+        allowed_hosts: vec!["memory.example".into()],
+        ..ServerOptions::default()
+    };
+    let guarded = app_on(f.state(options), "0.0.0.0:7878".parse().unwrap());
     let missing = rpc(&guarded, "10.0.0.5:7878", None, &initialize()).await;
     missing.error(401, "unauthorized");
     let wrong = rpc(&guarded, "10.0.0.5:7878", Some("guess"), &initialize()).await;
     wrong.error(401, "unauthorized");
     let init = result(&rpc(&guarded, "10.0.0.5:7878", Some("s3cret"), &initialize()).await);
-    assert_eq!(init["serverInfo"]["name"], "curator", "with a token any Host may be served");
+    assert_eq!(init["serverInfo"]["name"], "curator");
+    let named = result(&rpc(&guarded, "memory.example:7878", Some("s3cret"), &initialize()).await);
+    assert_eq!(named["serverInfo"]["name"], "curator");
+    let other = rpc(&guarded, "attacker.example", Some("s3cret"), &initialize()).await;
+    other.error(403, "host_not_allowed");
 }

@@ -35,7 +35,7 @@ async fn the_overview_groups_by_tier_and_scope_with_counters() {
     }
     assert!(html.contains("data-scope=\"acme-shop\""));
     assert!(html.contains(&format!("href=\"/observations/{CART_BADGE}\"")));
-    assert!(html.contains("style=\"width: 80%\""), "trust bar of 0.8");
+    assert!(html.contains("optimum=\"1\" value=\"0.8\">"), "trust meter of 0.8");
     let filtered = get(&app, "/?q=badge&tier=products").await.text;
     assert!(filtered.contains("<b id=\"count-total\">1</b>"), "{filtered}");
 }

@@ -10,9 +10,9 @@
 //! (no `Mcp-Session-Id`, no SSE stream), because the tools keep nothing between calls — run
 //! sessions live in `<root>/.curator/runs/`, as for the CLI and the JSON API — so there is no
 //! server memory a session could protect, and a restart of `curator serve` loses nothing. The
-//! `/mcp` route sits behind the server's own guards (bearer token, body limit, same-origin
-//! writes); rmcp's Host check (DNS rebinding) is kept for the loopback default and dropped when
-//! a token is configured, since then a non-loopback Host is expected and the token is the gate.
+//! `/mcp` route sits behind the server's own guards (the `Host` guard against DNS rebinding,
+//! bearer token, body limit, same-origin writes), which apply to every route alike; rmcp's own
+//! Host list is turned off so that one rule, with the configured names, decides for all.
 //!
 //! Tool work touches files and takes the store lock, so it runs on tokio's blocking pool: a
 //! write that has started finishes even when the client goes away.
@@ -151,14 +151,12 @@ pub(crate) fn http_service(
     state: &AppState,
 ) -> StreamableHttpService<McpServer, NeverSessionManager> {
     let server = McpServer::new(state.clone(), McpOptions::default());
-    let mut config = StreamableHttpServerConfig::default()
+    let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        .with_max_request_body_bytes(state.body_limit());
-    if state.token().is_some() {
-        config = config.disable_allowed_hosts();
-    }
+        .with_max_request_body_bytes(state.body_limit())
+        .disable_allowed_hosts();
     StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),

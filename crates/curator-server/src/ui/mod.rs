@@ -113,22 +113,6 @@ pub(crate) fn flash(done: Option<&str>, run: Option<&str>) -> Option<String> {
     }
 }
 
-/// The trust bar's colour band: below agent-qa's injection floor is `low`.
-pub(crate) fn band(trust: f64) -> &'static str {
-    if trust < 0.3 {
-        "low"
-    } else if trust < 0.6 {
-        "mid"
-    } else {
-        "high"
-    }
-}
-
-/// Trust as a bar width in percent.
-pub(crate) fn pct(trust: f64) -> u32 {
-    (trust.clamp(0.0, 1.0) * 100.0).round() as u32
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,11 +123,35 @@ mod tests {
         assert!(flash(Some("confirmed"), Some("r_abc")).unwrap().contains("run r_abc"));
         assert_eq!(flash(Some("<script>"), None), None);
         assert_eq!(flash(Some("deleted"), Some("../x <b>")).as_deref(), Some("Deleted."));
+        assert!(has_event_handler("<form onsubmit=\"x\">") && !has_event_handler("<b>on it</b>"));
     }
 
+    /// The Content-Security-Policy allows no inline script, style or event handler: no
+    /// template or asset may rely on one.
     #[test]
-    fn bars_are_clamped_percentages() {
-        assert_eq!((pct(0.855), pct(1.7), pct(-1.0)), (86, 100, 0));
-        assert_eq!((band(0.1), band(0.45), band(0.9)), ("low", "mid", "high"));
+    fn templates_carry_no_inline_script_or_style() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap().to_lowercase();
+            let name = path.display();
+            for (i, _) in text.match_indices("<script") {
+                let tag = &text[i..i + text[i..].find('>').unwrap()];
+                assert!(tag.contains("src="), "{name}: inline <script>");
+            }
+            assert!(!text.contains("<style"), "{name}: inline <style>");
+            assert!(!text.contains("style="), "{name}: style attribute");
+            assert!(!text.contains("javascript:"), "{name}: javascript: URL");
+            assert!(!has_event_handler(&text), "{name}: inline event handler");
+        }
+    }
+
+    /// Whether `text` has an attribute like ` onclick=`.
+    fn has_event_handler(text: &str) -> bool {
+        text.match_indices(" on").chain(text.match_indices("\non")).any(|(i, m)| {
+            let rest = &text[i + m.len()..];
+            let name_len = rest.bytes().take_while(u8::is_ascii_lowercase).count();
+            name_len > 0 && rest[name_len..].trim_start().starts_with('=')
+        })
     }
 }

@@ -12,7 +12,7 @@ use curator_store::{JournalEntry, JournalFilter, ListFilter, StoredObservation};
 use serde::Deserialize;
 
 use super::diff::{EntryDiff, entry_diff};
-use super::{band, done, error_page, flash, pct, render};
+use super::{done, error_page, flash, render};
 use crate::error::ApiError;
 use crate::ops::{self, Edit};
 use crate::state::{AppState, blocking};
@@ -30,8 +30,6 @@ struct Row {
     id: String,
     title: String,
     trust: String,
-    pct: u32,
-    band: &'static str,
     confirmed: u64,
     contradicted: u64,
     last_confirmed: String,
@@ -75,8 +73,6 @@ fn row(s: &StoredObservation) -> Row {
         id: o.id.to_string(),
         title: o.title.clone(),
         trust: o.trust.to_string(),
-        pct: pct(o.trust),
-        band: band(o.trust),
         confirmed: o.confirmed_count,
         contradicted: o.contradicted_count,
         last_confirmed: o.last_confirmed.clone(),
@@ -209,8 +205,6 @@ struct ObservationPage {
     title: String,
     content: String,
     trust: String,
-    pct: u32,
-    band: &'static str,
     confirmed: u64,
     contradicted: u64,
     fields: Vec<(&'static str, String)>,
@@ -257,8 +251,6 @@ fn observation_page(
         title: o.title.clone(),
         content: o.content.clone(),
         trust: o.trust.to_string(),
-        pct: pct(o.trust),
-        band: band(o.trust),
         confirmed: o.confirmed_count,
         contradicted: o.contradicted_count,
         fields,

@@ -4,5 +4,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod engine;
+mod hosts;
 mod observations;
 mod surface;
