@@ -18,6 +18,9 @@ mod harness_kill;
 // curate / history / undo / breaker: the curator through the binary (issue 4).
 mod curate_cli;
 
+// curate --llm against an endpoint that echoes its credentials: redacted everywhere (issue 13).
+mod llm_cli;
+
 // query / eval: scoped retrieval and the <memory-context> block (issue 3).
 mod query_cli;
 

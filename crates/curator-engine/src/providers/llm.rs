@@ -11,6 +11,12 @@
 //! The client is blocking: the curator calls it *before* taking the store lock and applies the
 //! answer afterwards, so no lock is ever held across the network. Call it from a plain thread
 //! (or `spawn_blocking` in an async server), never directly on an async runtime.
+//!
+//! Errors quote the endpoint (its error body helps a person fix a wrong model name), but never
+//! the credentials the request carried: a misbehaving server or proxy may echo the
+//! `Authorization` header back, and the message ends up on stderr, in `--json` output and in
+//! CI logs. Every error message is redacted before it leaves this module ([`redact`]): the API
+//! key itself, any `Bearer` credential, and the user-info part of a URL (issue 13 item 3).
 
 use std::time::Duration;
 
@@ -95,6 +101,10 @@ impl LlmProvider {
         Ok(LlmProvider { config, client, api_key })
     }
 
+    fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+
     fn endpoint(&self) -> String {
         let base = self.config.base_url.trim_end_matches('/');
         if base.ends_with("/chat/completions") {
@@ -159,7 +169,8 @@ impl LlmProvider {
                             ProviderError::CallFailed(format!("reply is not JSON: {e}"))
                         });
                     }
-                    let text = response.text().unwrap_or_default();
+                    // Redacted before it is cut, so a key at the cut is not left half-visible.
+                    let text = redact(&response.text().unwrap_or_default(), self.api_key());
                     let excerpt: String = text.chars().take(300).collect();
                     let retryable = status.as_u16() == 429 || status.is_server_error();
                     (retryable, format!("HTTP {status}: {excerpt}"), retry_after)
@@ -182,6 +193,54 @@ impl LlmProvider {
             attempt += 1;
         }
     }
+}
+
+/// `text` without credentials: every occurrence of `key`, the credential of any `Bearer`
+/// (`Authorization: Bearer sk-…` echoed in a body), and the user-info of any URL
+/// (`https://user:secret@host/` in a connection error) become `[redacted]`.
+pub(crate) fn redact(text: &str, key: Option<&str>) -> String {
+    let text = match key.filter(|k| !k.is_empty()) {
+        Some(key) => text.replace(key, REDACTED),
+        None => text.to_owned(),
+    };
+    let text = replace_after(&text, "bearer", |rest| {
+        let gap = rest.len() - rest.trim_start_matches([' ', '\t', '=', ':']).len();
+        let end = rest[gap..]
+            .find(|c: char| c.is_whitespace() || "\"',;})\\".contains(c))
+            .map_or(rest.len(), |i| gap + i);
+        (gap > 0 && end > gap).then_some(gap..end)
+    });
+    replace_after(&text, "://", |rest| {
+        let authority = rest.find(|c: char| c.is_whitespace() || "/\"')".contains(c));
+        let at = rest[..authority.unwrap_or(rest.len())].rfind('@')?;
+        Some(0..at)
+    })
+}
+
+/// What a redacted credential reads as.
+const REDACTED: &str = "[redacted]";
+
+/// `text` with, after each (ASCII case-insensitive) occurrence of `marker`, the range `secret`
+/// finds in the text that follows replaced by [`REDACTED`]. One pass, linear in `text`.
+fn replace_after(
+    text: &str,
+    marker: &str,
+    secret: impl Fn(&str) -> Option<std::ops::Range<usize>>,
+) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let (mut copied, mut search) = (0, 0);
+    while let Some(found) = lower[search..].find(marker) {
+        let after = search + found + marker.len();
+        if let Some(range) = secret(&text[after..]) {
+            out.push_str(&text[copied..after + range.start]);
+            out.push_str(REDACTED);
+            copied = after + range.end;
+        }
+        search = after.max(copied);
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// Reads the decisions and the token usage out of a chat-completions reply.
@@ -220,10 +279,41 @@ impl DecisionProvider for LlmProvider {
     }
 
     fn decide(&self, input: &CuratorInput<'_>) -> Result<ProviderAnswer, ProviderError> {
-        let reply = self.send(&self.request_body(input))?;
-        if reply["choices"].as_array().is_none_or(|c| c.is_empty()) {
-            return Err(ProviderError::Empty);
-        }
-        parse_reply(&reply)
+        let answer = self.send(&self.request_body(input)).and_then(|reply| {
+            if reply["choices"].as_array().is_none_or(|c| c.is_empty()) {
+                return Err(ProviderError::Empty);
+            }
+            parse_reply(&reply)
+        });
+        answer.map_err(|e| match e {
+            ProviderError::CallFailed(message) => {
+                ProviderError::CallFailed(redact(&message, self.api_key()))
+            }
+            other => other,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_redacted_wherever_an_endpoint_echoes_them() {
+        let key = "sk-test-0123456789abcdef";
+        let body = format!(
+            r#"{{"error": "bad model", "echo": {{"authorization": "Bearer {key}"}}, "raw": "{key}"}}"#
+        );
+        let clean = redact(&body, Some(key));
+        assert!(!clean.contains(key) && !clean.contains("0123456789"), "{clean}");
+        assert!(clean.contains("bad model"), "the endpoint's words stay: {clean}");
+        // A credential that is not the configured key (a proxy's, another header's).
+        let clean = redact("authorization: BEARER other-secret; next", None);
+        assert_eq!(clean, "authorization: BEARER [redacted]; next");
+        let clean =
+            redact("error sending request for url (https://user:pa55@llm.example/v1)", None);
+        assert_eq!(clean, "error sending request for url (https://[redacted]@llm.example/v1)");
+        assert_eq!(redact("no secrets: bearer-less text", None), "no secrets: bearer-less text");
+        assert_eq!(redact("", Some(key)), "");
     }
 }

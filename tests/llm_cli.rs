@@ -1,0 +1,118 @@
+//! `curate --llm` through the binary against a mock OpenAI-compatible endpoint on 127.0.0.1
+//! that echoes every request header back in its error body (issue 13 item 3): the person sees
+//! what the endpoint said, never the API key it was sent, on stdout, on stderr (with trace
+//! logging on) or in any file the run leaves under the root.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::util::{Dir, ID_A, observation_file};
+
+const KEY: &str = "sk-curator-test-4f1c9a7e2b5d8360";
+
+/// A server answering every request with `status` and a body quoting the request's headers,
+/// `Authorization` included, the way a misconfigured proxy or debug endpoint does. Returns
+/// its base URL.
+fn echoing_endpoint(status: u16) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut headers = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                headers.push(line.trim_end().to_owned());
+            }
+            let body = json!({"error": {
+                "message": "model `no-such-model` does not exist; your request was:",
+                "request_headers": headers,
+                "hint": format!("resend with {}", headers.iter().find(|h| h.to_lowercase().starts_with("authorization")).cloned().unwrap_or_default()),
+            }})
+            .to_string();
+            let head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    });
+    url
+}
+
+/// Every file under `dir` whose bytes contain `needle`.
+fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if String::from_utf8_lossy(&std::fs::read(&path).unwrap()).contains(needle) {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+fn curate_with_llm(name: &str, status: u16, json: bool) -> (Dir, String, String) {
+    let dir = Dir::new(name);
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "Login modal", "0.5", "Appears late."),
+    );
+    let url = echoing_endpoint(status);
+    std::fs::write(
+        dir.path().join("agent-qa.config.yaml"),
+        format!(
+            "curator:\n  llm:\n    baseUrl: {url}\n    model: no-such-model\n    apiKeyEnv: CURATOR_TEST_LLM_KEY\n    maxRetries: 1\n    backoffMs: 0\n    timeoutMs: 5000\n"
+        ),
+    )
+    .unwrap();
+    let run = dir.path().join("run.json");
+    let record = json!({"run_id": "r_llm-echo", "product": "acme",
+        "test": {"id": "t_login", "name": "Login"}, "status": "passed",
+        "steps": [{"name": "Log in", "status": "passed", "injected": [ID_A]}]});
+    std::fs::write(&run, record.to_string()).unwrap();
+    let mut args = vec!["-vv"];
+    if json {
+        args.push("--json");
+    }
+    args.extend(["curate", "--run", run.to_str().unwrap(), "--llm"]);
+    let mut cmd = dir.curator(&args);
+    cmd.cmd.env("CURATOR_TEST_LLM_KEY", KEY).env("CURATOR_LOG", "trace");
+    let out = cmd.output();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (dir, stdout, stderr)
+}
+
+#[test]
+fn an_echoed_api_key_never_reaches_output_logs_or_files() {
+    for (status, json) in [(401, false), (500, true), (400, true)] {
+        let (dir, stdout, stderr) = curate_with_llm(&format!("llm-echo-{status}"), status, json);
+        let all = format!("{stdout}\n{stderr}");
+        // The call failed, and the person is told what the endpoint said.
+        assert!(
+            all.contains("does not exist"),
+            "HTTP {status}: the endpoint's words are kept:\n{all}"
+        );
+        assert!(all.contains("[redacted]"), "HTTP {status}: {all}");
+        // No piece of the key anywhere: not whole, not the part after its prefix.
+        for needle in [KEY, &KEY[3..], &KEY[KEY.len() - 12..]] {
+            assert!(!all.contains(needle), "HTTP {status}: the key reached the output:\n{all}");
+            let leaked = files_containing(dir.path(), needle);
+            assert!(leaked.is_empty(), "HTTP {status}: the key is in {leaked:?}");
+        }
+    }
+}
