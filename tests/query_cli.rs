@@ -85,12 +85,33 @@ fn nothing_relevant_prints_nothing() {
 }
 
 #[test]
-fn scope_names_that_would_escape_are_rejected() {
+fn scope_names_that_would_escape_are_skipped_and_the_rest_is_served() {
+    // agent-qa skips a folder whose name fails its path check and serves the others; a memory
+    // query never fails a step (issue 13 item 5).
     let dir = seeded("query-traversal");
     for bad in ["../products", "a/b", ""] {
-        let (_, stderr) =
-            dir.curator(&["query", "--product", bad, "--test", TEST, "login"]).expect_code(1);
-        assert!(stderr.contains("invalid product name"), "{bad:?}: {stderr}");
+        let args = [
+            "--json",
+            "query",
+            "--min-trust",
+            "0",
+            "--product",
+            bad,
+            "--test",
+            TEST,
+            "login modal",
+        ];
+        let (stdout, stderr) = dir.curator(&args).expect_code(0);
+        assert!(stderr.contains("warning: invalid product name skipped"), "{bad:?}: {stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let ids: Vec<&str> = json["observations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, [ID_C], "{bad:?}: only the test folder is read: {stdout}");
+        assert!(json["warnings"][0].as_str().unwrap().contains("product"), "{stdout}");
     }
 }
 

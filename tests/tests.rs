@@ -24,6 +24,9 @@ mod llm_cli;
 // query / eval: scoped retrieval and the <memory-context> block (issue 3).
 mod query_cli;
 
+// agent-qa parity: skipped scope names, suite positions, the scope-name rule, body bytes (issue 13).
+mod parity_cli;
+
 // --store postgres://…: every command, serve, import/export, concurrent writers (issue 7).
 mod pg_cli;
 

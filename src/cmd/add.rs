@@ -16,7 +16,7 @@ const MAX_BODY_BYTES: usize = 1 << 20;
 
 pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<ExitCode> {
     let tier: Tier = args.tier.parse()?;
-    let scope = ScopeName::new(args.scope.as_str())?;
+    let scope = ScopeName::writable(args.scope.as_str())?;
     if !(0.0..=1.0).contains(&args.trust) {
         bail!("--trust must be between 0 and 1, got {}", args.trust);
     }
@@ -94,9 +94,10 @@ fn read_body(arg: Option<&str>) -> Result<String> {
     if body.len() > MAX_BODY_BYTES {
         bail!("the body is larger than {MAX_BODY_BYTES} bytes");
     }
-    // The file format keeps one trailing newline of its own (§1.6); a body read from stdin
-    // usually ends with one, which is not part of the content.
-    let body = body.strip_suffix('\n').unwrap_or(&body).replace("\r\n", "\n");
+    // The body is kept byte for byte, trailing newlines included, as agent-qa's writer keeps
+    // its content (the file's own final newline comes on top, §1.6; issue 13 item 5). Only
+    // `\r\n` becomes `\n`, which is what reading the file back gives anyway (§1.4 rule 3).
+    let body = body.replace("\r\n", "\n");
     if body.trim().is_empty() {
         bail!("the body is empty: give it as an argument or on stdin");
     }

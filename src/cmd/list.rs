@@ -18,11 +18,14 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<ExitCode> {
     };
     let store = ctx.store()?;
     let listing = store.list(&filter)?;
-    if !listing.problems.is_empty() {
-        eprintln!(
-            "warning: {} file(s) skipped; run `curator lint` to see why",
-            listing.problems.len()
-        );
+    // A scope folder whose name breaks the write rule is reported, but its files are listed.
+    let skipped = listing
+        .problems
+        .iter()
+        .filter(|p| !matches!(p.kind, curator_store::ProblemKind::ScopeName(_)))
+        .count();
+    if skipped > 0 {
+        eprintln!("warning: {skipped} file(s) skipped; run `curator lint` to see why");
     }
     if ctx.json {
         let views: Vec<ObservationView> =

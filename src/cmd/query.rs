@@ -5,6 +5,9 @@
 //! step's circuit breaker is tripped nothing is injected, and stderr (and `--json`) say why.
 //! When a `curator serve` runs for the root, it answers (same answer, without this process
 //! checking every file of the step's folders); otherwise this process answers by itself.
+//! A product, test or suite name that cannot be a folder is skipped with a warning on stderr
+//! (and in `--json`'s `warnings`), the other folders are served and the exit code is 0: agent-qa
+//! skips such a folder, and a memory query never fails a step (issue 13 item 5).
 
 use std::io::Read;
 use std::path::Path;
@@ -14,7 +17,7 @@ use anyhow::{Context as _, Result};
 use curator_core::SnapshotEntry;
 use curator_core::config::QueryMode as ConfigMode;
 use curator_engine::breaker::Breaker;
-use curator_engine::{QueryOptions, QueryOutcome, RunStep, SuiteContext};
+use curator_engine::{QueryOptions, QueryOutcome, RunStep};
 use curator_store::index::QueryMode;
 use serde::Serialize;
 
@@ -36,7 +39,9 @@ struct QueryJson<'a> {
 
 pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
     let opts = options(ctx, args)?;
-    let breaker_key = args.breaker.clone().or_else(|| args.suite.clone());
+    // A skipped suite name has no breaker of its own.
+    let breaker_key =
+        args.breaker.clone().or_else(|| opts.suite.as_ref().map(|s| s.id.to_string()));
     let honoured = breaker_key.as_deref().filter(|_| ctx.config.memory.circuit_breaker_enabled);
     if let Some((outcome, tripped)) = ask_server(ctx, &opts, honoured) {
         return print(ctx, &opts, &outcome, tripped.then_some(honoured.unwrap_or_default()));
@@ -47,7 +52,7 @@ pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
         None => false,
     };
     let outcome = if tripped {
-        QueryOutcome { observations: Vec::new(), formatted: None }
+        QueryOutcome { warnings: opts.warnings.clone(), ..QueryOutcome::default() }
     } else {
         curator_engine::query_in(store.as_ref(), &opts)?
     };
@@ -90,6 +95,9 @@ fn print(
             "curator: circuit breaker {key:?} is tripped -- injecting no memory for this step"
         );
     }
+    for warning in &outcome.warnings {
+        eprintln!("curator: warning: {warning}");
+    }
     if ctx.json {
         output::print_json(&QueryJson {
             outcome,
@@ -125,7 +133,7 @@ fn options(ctx: &Context, args: &QueryArgs) -> Result<QueryOptions> {
         "-" => read_stdin()?,
         text => text.to_owned(),
     };
-    let mut opts = QueryOptions::new(&args.product, &args.test, text)?;
+    let mut opts = QueryOptions::lenient(&args.product, &args.test, text);
     let memory = &ctx.config.memory;
     opts.min_trust = args.min_trust.unwrap_or(memory.min_trust);
     opts.max_injections = args.max_injections.unwrap_or(memory.max_injections);
@@ -139,7 +147,7 @@ fn options(ctx: &Context, args: &QueryArgs) -> Result<QueryOptions> {
     };
     if let Some(suite) = &args.suite {
         let tests = args.suite_tests.as_deref().map(read_suite_tests).transpose()?;
-        opts.suite = Some(SuiteContext::new(suite, tests, args.position)?);
+        opts.set_suite(suite, tests, args.position);
     }
     if let (Some(run_id), Some(step)) = (&args.run_id, args.step_index) {
         opts.run = Some(RunStep { run_id: run_id.clone(), step });

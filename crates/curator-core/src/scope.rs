@@ -3,6 +3,14 @@
 //! agent-qa's guards let `..`, `/` and the empty string through in places (§1.8, §11.8); a scope
 //! name here is checked once, when it is made, and every path built from it stays one folder
 //! below its tier folder.
+//!
+//! Two rules. [`ScopeName::new`] is what a name must be to address a folder at all: it is used
+//! for names read from disk and for queries, so memory agent-qa wrote stays readable.
+//! [`ScopeName::writable`] is the one rule every write path applies to a name it is given (the
+//! CLI, the HTTP API and UI, MCP, the run records of `curate`): on top of the first, no
+//! invisible or bidi control character (U+202E can make `evil` look like `live`), no leading
+//! or trailing whitespace, no percent-encoded `.`, `/` or `\` (`%2e%2e%2f` is `../` to
+//! anything that decodes it). `lint` reports existing folders that break it (issue 13 item 5).
 
 use std::fmt;
 use std::str::FromStr;
@@ -83,6 +91,23 @@ pub enum ScopeError {
     /// Longer than a file name may be.
     #[error("scope name is longer than {max} bytes", max = ScopeName::MAX_LEN)]
     TooLong,
+    /// An invisible or bidi control character (write rule).
+    #[error(
+        "scope name {name:?} contains U+{code:04X}, an invisible or bidi control character",
+        code = u32::from(*.found)
+    )]
+    Invisible {
+        /// The name.
+        name: String,
+        /// The first such character.
+        found: char,
+    },
+    /// Whitespace at the start or the end (write rule).
+    #[error("scope name {0:?} starts or ends with whitespace")]
+    OuterWhitespace(String),
+    /// `%2e`, `%2f` or `%5c` in any case (write rule).
+    #[error("scope name {0:?} contains a percent-encoded '.', '/' or '\\'")]
+    PercentEncoded(String),
 }
 
 /// A validated scope folder name: a product, a suite id (or name) or a test id.
@@ -115,10 +140,57 @@ impl ScopeName {
         Ok(ScopeName(name))
     }
 
+    /// A name a write may create a folder for: [`ScopeName::new`]'s rule plus the write rule
+    /// (no invisible or bidi control character, no outer whitespace, no percent-encoded
+    /// separator). Every write path takes its names through this.
+    pub fn writable(name: impl Into<String>) -> Result<Self, ScopeError> {
+        let scope = Self::new(name)?;
+        match scope.write_rule_violation() {
+            Some(e) => Err(e),
+            None => Ok(scope),
+        }
+    }
+
+    /// The part of the write rule this (readable) name breaks, if any; `lint` reports it for
+    /// a folder that exists.
+    pub fn write_rule_violation(&self) -> Option<ScopeError> {
+        let name = &self.0;
+        if let Some(found) = name.chars().find(|c| is_invisible(*c)) {
+            return Some(ScopeError::Invisible { name: name.clone(), found });
+        }
+        if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
+            return Some(ScopeError::OuterWhitespace(name.clone()));
+        }
+        let lower = name.to_ascii_lowercase();
+        if ["%2e", "%2f", "%5c"].iter().any(|encoded| lower.contains(encoded)) {
+            return Some(ScopeError::PercentEncoded(name.clone()));
+        }
+        None
+    }
+
     /// The folder name.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// Characters that render as nothing or reorder what is around them: bidi embeddings,
+/// overrides, isolates and marks, zero-width characters, the soft hyphen, invisible operators,
+/// deprecated format controls and tag characters. (Control characters are refused by
+/// [`ScopeName::new`] already.)
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
 }
 
 impl fmt::Display for ScopeName {
@@ -152,6 +224,37 @@ mod tests {
         {
             assert_eq!(ScopeName::new(good).unwrap().as_str(), good);
         }
+    }
+
+    #[test]
+    fn the_write_rule_refuses_invisible_padded_and_encoded_names() {
+        let bidi =
+            ["live\u{202E}", "a\u{202A}b", "x\u{2066}y", "\u{2069}", "a\u{200B}b", "a\u{FEFF}"];
+        for bad in bidi {
+            let err = ScopeName::writable(bad).unwrap_err();
+            assert!(matches!(err, ScopeError::Invisible { .. }), "{bad:?}: {err}");
+            assert!(ScopeName::new(bad).is_ok(), "{bad:?} stays readable");
+        }
+        for bad in [" shop", "shop ", "\u{a0}shop", "shop\u{3000}"] {
+            assert!(
+                matches!(ScopeName::writable(bad), Err(ScopeError::OuterWhitespace(_))),
+                "{bad:?}"
+            );
+        }
+        for bad in ["%2e%2e%2f", "a%2Fb", "%5Cx", "x%2E", "%2e%2e%5c%2e%2e"] {
+            assert!(
+                matches!(ScopeName::writable(bad), Err(ScopeError::PercentEncoded(_))),
+                "{bad:?}"
+            );
+        }
+        for bad in ["../x", "a/b", "", "a\0b"] {
+            assert!(ScopeName::writable(bad).is_err(), "{bad:?}");
+        }
+        for good in ["acme-web", "Checkout suite", "Ünï", "50%", "a%20b", "t_lack-auto-quit"] {
+            assert_eq!(ScopeName::writable(good).unwrap().as_str(), good);
+        }
+        let msg = ScopeName::writable("evil\u{202E}").unwrap_err().to_string();
+        assert!(msg.contains("U+202E"), "{msg}");
     }
 
     #[test]

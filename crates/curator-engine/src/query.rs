@@ -5,18 +5,24 @@
 //! index for the folders the step reads (an in-RAM index when that index cannot be used at
 //! all), curator-pg searches its tables. `min_trust` and `max_injections` are honoured (agent-qa
 //! ignores its config, §11.1).
+//!
+//! A name that is not a usable folder name (`../x`, `a/b`, empty) is not a reason to fail the
+//! step: agent-qa skips that folder and serves the others, and a memory query never fails a
+//! step (§1.8, §3.2). [`QueryOptions::lenient`] does the same, and the answer carries a warning
+//! per skipped name ([`QueryOutcome::warnings`]), which the CLI prints on stderr and the HTTP
+//! and MCP answers include (issue 13 item 5).
 
 use std::path::Path;
 
 use curator_core::render::{Injected, render_memory_context};
-use curator_core::{ScopeError, ScopeName};
+use curator_core::{ScopeError, ScopeName, SnapshotEntry};
 use curator_store::index::{
     DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, Hit, IndexError, QueryMode, SearchRequest,
 };
 use curator_store::{FileStore, FileStoreOptions, Store};
 use serde::{Deserialize, Serialize};
 
-use crate::scopes::{SuiteContext, scope_selectors};
+use crate::scopes::{SuiteContext, step_selectors};
 use crate::session::{SessionError, record_injection_in, validate_run_id};
 
 /// agent-qa's effective `minTrust` (§2).
@@ -27,8 +33,10 @@ pub const DEFAULT_MAX_INJECTIONS: usize = 3;
 /// Everything one step's query needs.
 #[derive(Debug, Clone)]
 pub struct QueryOptions {
-    pub product: ScopeName,
-    pub test: ScopeName,
+    /// `products/<product>`; `None` when the name given could not be a folder (skipped).
+    pub product: Option<ScopeName>,
+    /// `tests/<test>`; `None` when the name given could not be a folder (skipped).
+    pub test: Option<ScopeName>,
     pub suite: Option<SuiteContext>,
     /// The step instruction as the planner sees it.
     pub text: String,
@@ -39,6 +47,8 @@ pub struct QueryOptions {
     pub min_relevance: f64,
     /// When set, the injected ids are recorded for this run and step (§3.4).
     pub run: Option<RunStep>,
+    /// What was skipped and why; returned with the answer.
+    pub warnings: Vec<String>,
 }
 
 /// A step of a run, for the run session.
@@ -52,18 +62,76 @@ pub struct RunStep {
 impl QueryOptions {
     /// Options with agent-qa's defaults; `product` and `test` must be valid scope names.
     pub fn new(product: &str, test: &str, text: impl Into<String>) -> Result<Self, QueryError> {
-        Ok(QueryOptions {
-            product: ScopeName::new(product).map_err(|e| QueryError::Scope("product", e))?,
-            test: ScopeName::new(test).map_err(|e| QueryError::Scope("test", e))?,
+        let product = ScopeName::new(product).map_err(|e| QueryError::Scope("product", e))?;
+        let test = ScopeName::new(test).map_err(|e| QueryError::Scope("test", e))?;
+        Ok(Self::with_names(Some(product), Some(test), text.into(), Vec::new()))
+    }
+
+    /// Options with agent-qa's defaults, skipping (with a warning) a `product` or `test` that
+    /// cannot be a folder name, as agent-qa skips such a folder.
+    pub fn lenient(product: &str, test: &str, text: impl Into<String>) -> Self {
+        let mut warnings = Vec::new();
+        let product = usable("product", product, &mut warnings);
+        let test = usable("test", test, &mut warnings);
+        Self::with_names(product, test, text.into(), warnings)
+    }
+
+    pub(crate) fn with_names(
+        product: Option<ScopeName>,
+        test: Option<ScopeName>,
+        text: String,
+        warnings: Vec<String>,
+    ) -> Self {
+        QueryOptions {
+            product,
+            test,
             suite: None,
-            text: text.into(),
+            text,
             min_trust: DEFAULT_MIN_TRUST,
             max_injections: DEFAULT_MAX_INJECTIONS,
             mode: QueryMode::default(),
             min_relevance: DEFAULT_MIN_RELEVANCE,
             run: None,
-        })
+            warnings,
+        }
     }
+
+    /// Sets the suite the step runs in, agent-qa's way: a suite id that cannot be a folder name
+    /// is skipped with a warning; a position one past the last test (or more) is kept, with a
+    /// warning, since it can only match observations filed under that same position.
+    pub fn set_suite(
+        &mut self,
+        id: &str,
+        tests: Option<Vec<SnapshotEntry>>,
+        position: Option<u64>,
+    ) {
+        if let (Some(tests), Some(position)) = (&tests, position)
+            && position >= tests.len() as u64
+        {
+            self.warnings.push(format!(
+                "suite position {position} is past the last of the suite's {} test(s); agent-qa \
+                 accepts it, and only suite observations filed under that position match",
+                tests.len()
+            ));
+        }
+        self.suite =
+            usable("suite", id, &mut self.warnings).map(|id| SuiteContext { id, tests, position });
+    }
+}
+
+/// `name` as a scope name, or `None` with a warning saying why it is skipped: a name that
+/// cannot be a folder, or one agent-qa's path check skips (any `..` in it, §1.8), so a step
+/// reads the folders agent-qa would read.
+fn usable(what: &str, name: &str, warnings: &mut Vec<String>) -> Option<ScopeName> {
+    let refused = match ScopeName::new(name) {
+        Ok(_) if name.contains("..") => {
+            format!("scope name {name:?} contains \"..\", which agent-qa's path check refuses")
+        }
+        Ok(scope) => return Some(scope),
+        Err(e) => e.to_string(),
+    };
+    warnings.push(format!("invalid {what} name skipped: {refused}; the other folders are served"));
+    None
 }
 
 /// One injected observation, as `curator query --json` prints it.
@@ -81,10 +149,14 @@ pub struct InjectedObservation {
 }
 
 /// The answer for one step: `formatted` is the §4 block, `None` when nothing is injected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct QueryOutcome {
     pub observations: Vec<InjectedObservation>,
     pub formatted: Option<String>,
+    /// What the query skipped and why (an invalid scope name, a suite position past the
+    /// suite); empty when nothing was.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// Why a query could not be answered.
@@ -123,8 +195,16 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
         // Refuse a bad run id before doing any work, not after the search.
         validate_run_id(&run.run_id)?;
     }
+    let scopes = step_selectors(opts.product.as_ref(), opts.test.as_ref(), opts.suite.as_ref());
+    if scopes.is_empty() {
+        // Every name was skipped: nothing to read, nothing injected (and recorded as such).
+        if let Some(run) = &opts.run {
+            record_injection_in(store, &run.run_id, run.step, &[])?;
+        }
+        return Ok(QueryOutcome { warnings: opts.warnings.clone(), ..QueryOutcome::default() });
+    }
     let req = SearchRequest {
-        scopes: scope_selectors(&opts.product, &opts.test, opts.suite.as_ref()),
+        scopes,
         text: opts.text.clone(),
         mode: opts.mode,
         min_trust: opts.min_trust,
@@ -136,7 +216,8 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
         curator_store::Error::Index(e) => QueryError::Index(e),
         e => QueryError::Store(e),
     })?;
-    let outcome = outcome(hits);
+    let mut outcome = outcome(hits);
+    outcome.warnings.clone_from(&opts.warnings);
     if let Some(run) = &opts.run {
         let ids: Vec<String> = outcome.observations.iter().map(|o| o.id.clone()).collect();
         record_injection_in(store, &run.run_id, run.step, &ids)?;
@@ -163,5 +244,5 @@ pub fn outcome(hits: Vec<Hit>) -> QueryOutcome {
             scope: h.scope.as_str().to_owned(),
         })
         .collect();
-    QueryOutcome { observations, formatted }
+    QueryOutcome { observations, formatted, warnings: Vec::new() }
 }

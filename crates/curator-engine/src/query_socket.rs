@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use curator_core::SnapshotEntry;
+use curator_core::{ScopeName, SnapshotEntry};
 use curator_store::Store;
 use curator_store::index::QueryMode;
 use serde::{Deserialize, Serialize};
@@ -77,8 +77,9 @@ struct Request {
     build: String,
     /// The client's canonical memory root.
     root: PathBuf,
-    product: String,
-    test: String,
+    /// `None`: the name given could not be a folder and is skipped (see `warnings`).
+    product: Option<String>,
+    test: Option<String>,
     suite: Option<WireSuite>,
     text: String,
     min_trust: f64,
@@ -88,6 +89,8 @@ struct Request {
     run: Option<(String, u64)>,
     /// The circuit breaker to honour, when the client's config enables breakers.
     breaker: Option<String>,
+    /// What the client skipped while resolving its options (returned with the answer).
+    warnings: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -181,8 +184,8 @@ pub fn ask(root: &Path, opts: &QueryOptions, breaker: Option<&str>) -> Result<An
         protocol: PROTOCOL,
         build,
         root: root.clone(),
-        product: opts.product.as_str().to_owned(),
-        test: opts.test.as_str().to_owned(),
+        product: opts.product.as_ref().map(|p| p.as_str().to_owned()),
+        test: opts.test.as_ref().map(|t| t.as_str().to_owned()),
         suite: opts.suite.as_ref().map(|s| WireSuite {
             id: s.id.as_str().to_owned(),
             tests: s.tests.clone(),
@@ -195,6 +198,7 @@ pub fn ask(root: &Path, opts: &QueryOptions, breaker: Option<&str>) -> Result<An
         min_relevance: opts.min_relevance,
         run: opts.run.as_ref().map(|r| (r.run_id.clone(), r.step)),
         breaker: breaker.map(str::to_owned),
+        warnings: opts.warnings.clone(),
     };
     let mut line = serde_json::to_vec(&request).map_err(|e| NoServer::Malformed(e.to_string()))?;
     line.push(b'\n');
@@ -367,7 +371,13 @@ impl Server {
     /// What `curator query` does after resolving its options: the breaker check, then the
     /// query (which records the run when asked).
     fn answer(&self, r: Request) -> Result<Answer, String> {
-        let mut opts = QueryOptions::new(&r.product, &r.test, r.text).map_err(|e| e.to_string())?;
+        // The client skipped (and warned about) any name that cannot be a folder; the names
+        // it sends are checked again all the same.
+        let scope = |name: Option<String>| {
+            name.map(|n| ScopeName::new(&n)).transpose().map_err(|e| e.to_string())
+        };
+        let mut opts =
+            QueryOptions::with_names(scope(r.product)?, scope(r.test)?, r.text, r.warnings);
         opts.suite = r
             .suite
             .map(|s| SuiteContext::new(&s.id, s.tests, s.position))
@@ -382,7 +392,7 @@ impl Server {
         if let Some(key) = &r.breaker
             && Breaker::is_tripped_in(store, key).map_err(|e| e.to_string())?
         {
-            let outcome = QueryOutcome { observations: Vec::new(), formatted: None };
+            let outcome = QueryOutcome { warnings: opts.warnings, ..QueryOutcome::default() };
             return Ok(Answer { outcome, breaker_tripped: true });
         }
         let outcome = query_in(store, &opts).map_err(|e| e.to_string())?;

@@ -5,7 +5,8 @@
 //! base observations are always seen and suite observations only when the step runs at exactly
 //! their position of exactly their suite (snapshot equal entry by entry, compared as data, not as
 //! JSON text: §11.11). Names are [`ScopeName`]s, so `..`, separators and the empty string are
-//! refused before any path is built (agent-qa skips such folders silently; we say why).
+//! refused before any path is built; a query skips such a folder, as agent-qa does, and says
+//! why ([`crate::QueryOptions::lenient`]).
 
 use curator_core::{ScopeError, ScopeName, SnapshotEntry, Tier};
 use curator_store::index::{ScopeDir, ScopeSelector, SuiteMatch};
@@ -40,8 +41,23 @@ pub fn scope_selectors(
     test: &ScopeName,
     suite: Option<&SuiteContext>,
 ) -> Vec<ScopeSelector> {
-    let mut out =
-        vec![ScopeSelector { dir: ScopeDir::new(Tier::Products, product.clone()), suite: None }];
+    step_selectors(Some(product), Some(test), suite)
+}
+
+/// The folders a step reads, in order, leaving out a product or test whose name was skipped
+/// (agent-qa skips a folder whose name fails its path check and reads the others, §3.2).
+pub fn step_selectors(
+    product: Option<&ScopeName>,
+    test: Option<&ScopeName>,
+    suite: Option<&SuiteContext>,
+) -> Vec<ScopeSelector> {
+    let mut out = Vec::new();
+    if let Some(product) = product {
+        out.push(ScopeSelector {
+            dir: ScopeDir::new(Tier::Products, product.clone()),
+            suite: None,
+        });
+    }
     if let Some(s) = suite {
         let matching = match (&s.tests, s.position) {
             (Some(tests), Some(position)) => Some(SuiteMatch { position, snapshot: tests.clone() }),
@@ -49,7 +65,9 @@ pub fn scope_selectors(
         };
         out.push(ScopeSelector { dir: ScopeDir::new(Tier::Suites, s.id.clone()), suite: matching });
     }
-    out.push(ScopeSelector { dir: ScopeDir::new(Tier::Tests, test.clone()), suite: None });
+    if let Some(test) = test {
+        out.push(ScopeSelector { dir: ScopeDir::new(Tier::Tests, test.clone()), suite: None });
+    }
     out
 }
 

@@ -193,8 +193,11 @@ fn dump_dev_queries() {
         let mut opts = options(q, QueryMode::Terms, Some(0.0));
         opts.max_injections = 5;
         let req_hits = curator_store::index::MemoryIndex::open(dir.path()).unwrap();
-        let sel =
-            curator_engine::scopes::scope_selectors(&opts.product, &opts.test, opts.suite.as_ref());
+        let sel = curator_engine::scopes::step_selectors(
+            opts.product.as_ref(),
+            opts.test.as_ref(),
+            opts.suite.as_ref(),
+        );
         let req = curator_store::index::SearchRequest {
             scopes: sel,
             text: q.query.clone(),

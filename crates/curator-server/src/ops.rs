@@ -92,7 +92,7 @@ pub(crate) fn parse_id(raw: &str) -> Result<ObservationId, ApiError> {
 /// Writes a new observation; the id is generated under the lock.
 pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, ApiError> {
     let tier: Tier = new.tier.parse()?;
-    let scope = ScopeName::new(new.scope.as_str())?;
+    let scope = ScopeName::writable(new.scope.as_str())?;
     let title = check_text("title", &new.title)?;
     let content = check_text("content", &new.content)?;
     let trust = check_trust(new.trust.unwrap_or(trust::INITIAL_TRUST))?;

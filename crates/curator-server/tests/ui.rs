@@ -160,7 +160,13 @@ async fn the_query_playground_shows_the_exact_memory_context() {
         html.contains(&escaped) || html.contains(&escaped_named),
         "the block, escaped, verbatim: {html}"
     );
+    // A product name that cannot be a folder is skipped, and the page says so.
     let bad = get(&app, &format!("/query?product=..&test={TEST_ID}&text=x")).await.text;
+    assert!(bad.contains("id=\"query-warnings\""), "{bad}");
+    assert!(bad.contains("invalid product name skipped"), "{bad}");
+    let bad = get(&app, &format!("/query?product={PRODUCT}&test={TEST_ID}&text=x&min_trust=7"))
+        .await
+        .text;
     assert!(bad.contains("id=\"query-error\""), "{bad}");
 }
 

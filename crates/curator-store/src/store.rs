@@ -31,7 +31,8 @@ pub struct ListFilter {
     pub scope: Option<ScopeName>,
 }
 
-/// A file the store found but will not serve, and why.
+/// A file the store found but will not serve, and why (or a scope folder it serves but that
+/// breaks the scope-name rule of writes, [`ProblemKind::ScopeName`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
     pub path: PathBuf,
@@ -69,6 +70,12 @@ pub enum ProblemKind {
         "temp file left by a writer that died (pid {pid}); it is never served and safe to delete"
     )]
     LeftoverTemp { pid: u32 },
+    /// A scope folder whose name no write path would create (issue 13 item 5): its
+    /// observations are still served, as agent-qa serves them, but the folder is reported.
+    #[error(
+        "scope folder name breaks the rule of every write path: {0} (its observations are still served; rename the folder)"
+    )]
+    ScopeName(curator_core::ScopeError),
 }
 
 /// One thing [`Store::recover`] did to resolve what a dead writer left.

@@ -283,7 +283,14 @@ fn suite_info(obj: &Map<String, Value>) -> Result<SuiteInfo, RunRecordError> {
     }
     let position = count(obj.get("position"), "suite.position")?
         .ok_or_else(|| err("suite.position", "is required"))?;
-    if position >= tests.len() as u64 {
+    // agent-qa accepts a position equal to the suite's length (one past its last test) and
+    // files suite observations under it; so does curator, saying so (issue 13 item 5).
+    if position == tests.len() as u64 {
+        tracing::warn!(
+            "run record: suite.position {position} equals the length of suite.tests: it names no \
+             test of the suite (agent-qa accepts it; so does curator)"
+        );
+    } else if position > tests.len() as u64 {
         return Err(err(
             "suite.position",
             format!("{position} is outside suite.tests (length {})", tests.len()),
@@ -357,7 +364,8 @@ fn opt_string(
 
 fn scope(obj: &Map<String, Value>, key: &str, path: &str) -> Result<ScopeName, RunRecordError> {
     let s = string(obj, key, path)?;
-    ScopeName::new(s).map_err(|e| err(path, format!("is not a usable folder name: {e}")))
+    // Curate writes under these names: the one rule of every write path (issue 13 item 5).
+    ScopeName::writable(s).map_err(|e| err(path, format!("is not a usable folder name: {e}")))
 }
 
 /// A count given either as a non-negative integer or as the list it counts (agent-qa passes
@@ -453,9 +461,14 @@ mod tests {
 
     #[test]
     fn suite_rules() {
+        // One past the last test is what agent-qa accepts (with a warning here); two past is not.
         let mut v = minimal();
         v["suite"] =
             json!({"id": "s_x", "tests": [{"test": "a.yaml", "id": "t_a"}], "position": 1});
+        assert_eq!(RunRecord::from_value(&v).unwrap().suite.unwrap().position, 1);
+        let mut v = minimal();
+        v["suite"] =
+            json!({"id": "s_x", "tests": [{"test": "a.yaml", "id": "t_a"}], "position": 2});
         assert_eq!(error_of(v).field, "suite.position");
         let mut v = minimal();
         v["suite"] = json!({"id": "s_x", "tests": [], "position": 0});

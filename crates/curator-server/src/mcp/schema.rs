@@ -110,6 +110,10 @@ pub(crate) struct QueryMemoryOutput {
     pub(crate) recorded: bool,
     /// True when the circuit breaker of the run or suite is tripped: nothing is injected.
     pub(crate) breaker_tripped: bool,
+    /// What the query skipped and why (a product, test or suite name that cannot be a folder
+    /// is skipped, as agent-qa skips it, and the other folders are served); empty when nothing
+    /// was.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Which decision provider `record_run` uses.

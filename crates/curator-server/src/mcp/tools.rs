@@ -98,7 +98,7 @@ pub(crate) fn query_memory(
         // Refuse a bad request exactly as an untripped query would, then inject nothing.
         request.options(state, None)?;
         record_injection_in(state.store(), &run.run_id, run.step, &[])?;
-        QueryOutcome { observations: Vec::new(), formatted: None }
+        QueryOutcome::default()
     } else {
         run_query(state, &request, run.clone())?
     };
@@ -111,6 +111,7 @@ pub(crate) fn query_memory(
             "step_index": run.as_ref().map(|r| r.step),
             "recorded": run.is_some(),
             "breaker_tripped": tripped,
+            "warnings": outcome.warnings,
         }),
     )?;
     Ok(out)
@@ -121,7 +122,11 @@ fn breaker_tripped(store: &dyn Store, run_id: &str, suite: Option<&str>) -> Resu
         return Ok(true);
     }
     match suite {
-        Some(suite) => Ok(Breaker::is_tripped_in(store, suite)?),
+        // A suite name that cannot be a folder is skipped by the query; it has no breaker.
+        Some(suite) => match Breaker::is_tripped_in(store, suite) {
+            Err(curator_engine::breaker::BreakerError::BadKey { .. }) => Ok(false),
+            tripped => Ok(tripped?),
+        },
         None => Ok(false),
     }
 }
@@ -328,15 +333,18 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn query_memory_refuses_half_a_run_and_bad_names() {
+    fn query_memory_refuses_half_a_run_and_skips_bad_names() {
         let f = fixture(false);
         let mut input = query("acme-shop", "reviews");
         input.run_id = Some("r_x".into());
         let err = query_memory(&f.ctx, input).unwrap_err();
         assert_eq!(err.code(), "bad_request");
         assert!(err.message().contains("run_id and step_index"), "{err}");
-        let err = query_memory(&f.ctx, query("../etc", "reviews")).unwrap_err();
-        assert_eq!(err.code(), "invalid_scope", "{err}");
+        // A product name that cannot be a folder is skipped with a warning (agent-qa skips the
+        // folder; a memory query never fails a step), and the rest is served.
+        let out = query_memory(&f.ctx, query("../etc", "reviews")).unwrap();
+        assert!(out.warnings[0].contains("invalid product name skipped"), "{:?}", out.warnings);
+        assert!(out.formatted.is_none(), "nothing of the product was read");
         let mut input = query("acme-shop", "reviews");
         (input.run_id, input.step_index) = (Some("../../x".into()), Some(0));
         assert_eq!(query_memory(&f.ctx, input).unwrap_err().code(), "invalid_run_id");

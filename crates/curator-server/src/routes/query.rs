@@ -2,14 +2,16 @@
 //!
 //! The body carries what `curator query` takes as flags, and the answer is the engine's
 //! [`curator_engine::QueryOutcome`], the same JSON `curator query --json` prints:
-//! `{"observations": [...], "formatted": "<memory-context>..."|null}`. Defaults for
-//! `min_trust`, `max_injections` and `mode` are the server's engine settings (from the config).
+//! `{"observations": [...], "formatted": "<memory-context>..."|null, "warnings": [...]}`; a
+//! product, test or suite name that cannot be a folder is skipped with a warning, not refused.
+//! Defaults for `min_trust`, `max_injections` and `mode` are the server's engine settings (from
+//! the config).
 //! A query here records nothing; the run-session route records the injection per step.
 
 use axum::extract::State;
 use axum::response::Json;
 use curator_core::SnapshotEntry;
-use curator_engine::{QueryOptions, QueryOutcome, RunStep, SuiteContext};
+use curator_engine::{QueryOptions, QueryOutcome, RunStep};
 use curator_store::index::QueryMode;
 use serde::Deserialize;
 
@@ -65,9 +67,11 @@ impl QueryRequest {
         run: Option<RunStep>,
     ) -> Result<QueryOptions, ApiError> {
         let engine = state.engine();
-        let mut opts = QueryOptions::new(&self.product, &self.test, self.step_text.clone())?;
+        // An invalid scope name is skipped with a warning in the answer, as agent-qa skips the
+        // folder (issue 13 item 5).
+        let mut opts = QueryOptions::lenient(&self.product, &self.test, self.step_text.clone());
         if let Some(suite) = &self.suite {
-            opts.suite = Some(SuiteContext::new(suite, self.suite_tests.clone(), self.position)?);
+            opts.set_suite(suite, self.suite_tests.clone(), self.position);
         } else if self.suite_tests.is_some() || self.position.is_some() {
             return Err(ApiError::bad_request("suite_tests and position need a suite"));
         }

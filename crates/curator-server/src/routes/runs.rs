@@ -145,7 +145,11 @@ fn breaker_tripped(state: &AppState, run_id: &str, suite: Option<&str>) -> Resul
         return Ok(true);
     }
     match suite {
-        Some(suite) => Ok(Breaker::is_tripped_in(state.store(), suite)?),
+        // A suite name that cannot be a folder is skipped by the query; it has no breaker.
+        Some(suite) => match Breaker::is_tripped_in(state.store(), suite) {
+            Err(curator_engine::breaker::BreakerError::BadKey { .. }) => Ok(false),
+            tripped => Ok(tripped?),
+        },
         None => Ok(false),
     }
 }
@@ -165,7 +169,7 @@ async fn step_query(
             // Validate the request as a query would, then inject nothing.
             request.options(&s, None)?;
             record_injection_in(s.store(), &run_id, step, &[])?;
-            QueryOutcome { observations: Vec::new(), formatted: None }
+            QueryOutcome::default()
         } else {
             let run = RunStep { run_id: run_id.clone(), step };
             run_query(&s, &request, Some(run))?

@@ -63,6 +63,8 @@ struct QueryPage {
     suites: Vec<String>,
     ran: bool,
     error: Option<String>,
+    /// Names the query skipped, and why.
+    warnings: Vec<String>,
     formatted: Option<String>,
     hits: Vec<Hit>,
 }
@@ -112,6 +114,7 @@ fn query_page(state: &AppState, mut form: QueryForm) -> Result<QueryPage, ApiErr
         suites: scopes(Tier::Suites),
         ran,
         error: None,
+        warnings: Vec::new(),
         formatted: None,
         hits: Vec::new(),
         form: form.clone(),
@@ -119,6 +122,7 @@ fn query_page(state: &AppState, mut form: QueryForm) -> Result<QueryPage, ApiErr
     if ran {
         match to_request(&form).and_then(|r| run_query(state, &r, None)) {
             Ok(outcome) => {
+                page.warnings = outcome.warnings;
                 page.formatted = outcome.formatted;
                 page.hits = outcome
                     .observations

@@ -102,6 +102,9 @@ fn walk_tier(root: &Path, tier: Tier, walk: &mut Walk) {
                 continue;
             }
         };
+        if let Some(e) = scope.write_rule_violation() {
+            walk.problems.push(problem(&path, Some(scope.clone()), ProblemKind::ScopeName(e)));
+        }
         walk_scope(root, tier, scope, &path, walk);
     }
 }
