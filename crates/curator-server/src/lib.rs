@@ -16,6 +16,7 @@ mod error;
 mod extract;
 mod guard;
 mod host;
+mod live;
 pub mod mcp;
 mod openapi;
 mod ops;

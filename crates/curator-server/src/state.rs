@@ -1,7 +1,8 @@
 //! What every handler shares: the store, the engine settings and the optional bearer token
 //! (issue 6 item 1; STYLE §5 "state.rs").
 //!
-//! The state is an `Arc`, cloned per request; it holds no cache of observations, so every
+//! The state is an `Arc`, cloned per request; it holds no cache of observations (only the
+//! change counter of live refresh, which watches files and never answers for them), so every
 //! request answers from the files as they are now (ARCHITECTURE "files are the source of
 //! truth"), exactly like a CLI call. The store is blocking, so handlers reach it through
 //! [`blocking`], which runs the closure on tokio's blocking pool: a write that has started is
@@ -18,6 +19,7 @@ use curator_store::index::QueryMode;
 use curator_store::{FileStore, Store};
 
 use crate::error::ApiError;
+use crate::live::LiveWatch;
 
 /// Default largest request body: 1 MiB, the same as the largest observation file.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
@@ -84,6 +86,8 @@ struct Inner {
     store: Arc<dyn Store>,
     root: PathBuf,
     options: ServerOptions,
+    /// The change counter behind live refresh (a watch of the files, not of observations).
+    live: LiveWatch,
 }
 
 impl AppState {
@@ -100,7 +104,7 @@ impl AppState {
         if options.body_limit == 0 {
             options.body_limit = DEFAULT_BODY_LIMIT;
         }
-        AppState { inner: Arc::new(Inner { store, root, options }) }
+        AppState { inner: Arc::new(Inner { store, root, options, live: LiveWatch::new() }) }
     }
 
     /// The store.
@@ -142,6 +146,11 @@ impl AppState {
     /// Largest accepted request body.
     pub fn body_limit(&self) -> usize {
         self.inner.options.body_limit
+    }
+
+    /// The change counter behind `/api/v1/changes`.
+    pub(crate) fn live(&self) -> &LiveWatch {
+        &self.inner.live
     }
 
     /// Host names answered besides the listen address and `localhost`.

@@ -41,6 +41,31 @@ async fn the_overview_groups_by_tier_and_scope_with_counters() {
 }
 
 #[tokio::test]
+async fn the_overview_shows_one_page_at_a_time_and_reads_only_its_files() {
+    let f = Fixture::new();
+    f.bulk("zz-bulk", 230); // 19 example observations, then 230, then one broken file
+    let app = f.app();
+    let first = get(&app, "/").await.text;
+    assert!(first.contains("<b id=\"count-total\">250</b>"), "every file is counted");
+    assert!(first.contains("1–100 of 250"), "{first}");
+    assert_eq!(first.matches("class=\"obs-link\"").count(), 100);
+    assert!(first.contains("every file served"), "the broken file is not on this page");
+    assert!(first.contains("href=\"/?page=2\"") && first.contains("href=\"/?page=3\""));
+    assert!(first.len() < 200_000, "one page, not the root: {} bytes", first.len());
+    let last = get(&app, "/?page=3").await.text;
+    assert!(last.contains("201–250 of 250"), "{last}");
+    assert_eq!(last.matches("class=\"obs-link\"").count(), 49);
+    assert!(last.contains("1 file(s) not served"), "{last}");
+    assert!(last.contains("231 observation(s), 43 on this page"), "the scope's full count: {last}");
+    let beyond = get(&app, "/?page=9").await.text;
+    assert!(beyond.contains("No observation matches"), "{beyond}");
+    // A text filter searches every file of the tier, and pages keep it.
+    let found = get(&app, "/?q=bulk+fact&tier=products").await.text;
+    assert!(found.contains("<b id=\"count-total\">230</b>"), "{found}");
+    assert!(found.contains("href=\"/?page=2&#38;q=bulk+fact&#38;tier=products\""), "{found}");
+}
+
+#[tokio::test]
 async fn user_text_is_escaped_everywhere_it_is_shown() {
     let f = Fixture::new();
     let app = f.app();

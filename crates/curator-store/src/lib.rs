@@ -36,6 +36,7 @@ pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN, new_transaction_id};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
 pub use run_state::{MAX_RUN_ID_LEN, RunSession, is_valid_run_id};
 pub use store::{
-    Action, ListFilter, Listing, Problem, ProblemKind, Recovered, Store, StoredObservation,
+    Action, ListFilter, Listing, ListingPage, Problem, ProblemKind, Recovered, Store,
+    StoredObservation,
     Transaction, checked_file_text,
 };

@@ -1,11 +1,12 @@
 //! `GET /api/v1/changes?since=FP`: a cheap "did anything change on disk?" for live refresh
-//! (issue 6 item 4).
+//! (issue 6 item 4, issue 13 item 3).
 //!
-//! The fingerprint hashes the name, size and modification time of every observation file and
-//! scope folder, the journal, and (when configured) the harness layer files. It reads metadata
-//! only, never file contents, so polling it every few seconds costs a directory walk. A change
-//! made by another process (the CLI, agent-qa, an editor) changes the fingerprint as surely as
-//! one made through this server.
+//! The fingerprint comes from the server's inotify watch ([`crate::live`]): a poll costs the
+//! events queued since the previous one, not a walk of the root. Where the watch cannot vouch
+//! for the root, the fingerprint hashes the name, size and modification time of every
+//! observation file and scope folder, the journal, and the harness files instead (metadata
+//! only, never contents). Either way a change made by another process (the CLI, agent-qa, an
+//! editor) changes the fingerprint as surely as one made through this server.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -21,6 +22,7 @@ use serde_json::{Value, json};
 use super::ApiRoutes;
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
+use crate::live::Watched;
 use crate::state::{AppState, blocking};
 
 pub(crate) fn router() -> ApiRoutes {
@@ -48,8 +50,29 @@ fn sorted_entries(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// The fingerprint of everything the UI shows.
+/// What the UI shows, for the watch: the root, and the harness files when there is a harness.
+fn watched(state: &AppState) -> Watched {
+    let mut w = Watched { root: state.root().to_path_buf(), ..Watched::default() };
+    if let Some(h) = state.harness() {
+        w.files = vec![
+            h.raw_path(),
+            h.memory_path(),
+            h.summary_path(),
+            h.issues_path(),
+            h.pending_path(),
+        ];
+        w.folders = vec![h.identity_dir().to_path_buf()];
+    }
+    w
+}
+
+/// The fingerprint of everything the UI shows: from the watch, else from a walk.
 pub(crate) fn fingerprint(state: &AppState) -> String {
+    state.live().fingerprint(&watched(state)).unwrap_or_else(|| scan_fingerprint(state))
+}
+
+/// The fingerprint from a walk of every file the UI shows.
+pub(crate) fn scan_fingerprint(state: &AppState) -> String {
     let mut hasher = DefaultHasher::new();
     let root = state.root();
     for tier in Tier::ALL {

@@ -3,7 +3,10 @@
 //!
 //! Reads answer from the files as they are now; writes go through [`crate::ops`], i.e. the
 //! store's lock, scanner, codec and journal, exactly as the CLI's `add` and `rm` do. A listing is
-//! sorted by tier, scope and id so that paging is stable between requests.
+//! sorted by tier, scope and id so that paging is stable between requests. A page without a
+//! text or trust filter reads only its own files ([`curator_store::Store::list_page`]): its
+//! `total` counts observation files and its `problems` the refused files on the page. With `q`
+//! or `min_trust` every file of the tier and scope is read, since the filter needs their text.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -55,7 +58,8 @@ pub(crate) struct Page {
     pub(crate) offset: usize,
     pub(crate) limit: usize,
     pub(crate) observations: Vec<ObservationView>,
-    /// Files found but not served (see `/api/v1/lint` for each reason).
+    /// Files of this page found but not served (see `/api/v1/lint` for each reason); with
+    /// `q` or `min_trust`, of the whole tier and scope.
     pub(crate) problems: usize,
 }
 
@@ -73,8 +77,19 @@ pub(crate) fn list_page(state: &AppState, params: &ListParams) -> Result<Page, A
         return Err(ApiError::bad_request(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
     }
     let offset = params.offset.unwrap_or(0);
-    let listing = state.store().list(&ListFilter { tier, scope })?;
+    let filter = ListFilter { tier, scope };
     let needle = params.q.as_deref().map(str::to_lowercase).filter(|q| !q.trim().is_empty());
+    if needle.is_none() && params.min_trust.is_none() {
+        let page = state.store().list_page(&filter, offset, limit)?;
+        return Ok(Page {
+            total: page.total,
+            offset,
+            limit,
+            observations: page.observations.iter().map(ObservationView::from).collect(),
+            problems: page.problems.len(),
+        });
+    }
+    let listing = state.store().list(&filter)?;
     let mut matching: Vec<_> = listing
         .observations
         .iter()

@@ -113,9 +113,93 @@ pub(crate) fn flash(done: Option<&str>, run: Option<&str>) -> Option<String> {
     }
 }
 
+/// Items on one page of a UI list (the overview, curator runs, lint).
+pub(crate) const PAGE_SIZE: usize = 100;
+
+/// A link to another page of a list.
+pub(crate) struct PageLink {
+    pub(crate) label: &'static str,
+    pub(crate) href: String,
+}
+
+/// Where a page sits in its list, and the links to the others.
+pub(crate) struct Pager {
+    /// 1-based numbers of the first and last item shown (0 and 0 when none is).
+    pub(crate) first: usize,
+    pub(crate) last: usize,
+    pub(crate) total: usize,
+    pub(crate) page: usize,
+    pub(crate) pages: usize,
+    pub(crate) links: Vec<PageLink>,
+}
+
+impl Pager {
+    /// Page `page` (from 1) of `total` items, `shown` of them on it; links point to `path`
+    /// with the `keep` parameters (the filters) and `page`.
+    pub(crate) fn new(
+        path: &str,
+        page: usize,
+        total: usize,
+        shown: usize,
+        keep: &[(&str, &str)],
+    ) -> Self {
+        let pages = total.div_ceil(PAGE_SIZE).max(1);
+        let href = |n: usize| {
+            let mut query: Vec<(&str, String)> = vec![("page", n.to_string())];
+            query.extend(
+                keep.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (*k, (*v).to_owned())),
+            );
+            format!("{path}?{}", serde_urlencoded::to_string(&query).unwrap_or_default())
+        };
+        let mut links = Vec::new();
+        if page > 1 {
+            links.push(PageLink { label: "« first", href: href(1) });
+            links.push(PageLink { label: "‹ previous", href: href(page - 1) });
+        }
+        if page < pages {
+            links.push(PageLink { label: "next ›", href: href(page + 1) });
+            links.push(PageLink { label: "last »", href: href(pages) });
+        }
+        let offset = Self::offset(page);
+        Pager {
+            first: if shown == 0 { 0 } else { offset + 1 },
+            last: offset + shown,
+            total,
+            page,
+            pages,
+            links,
+        }
+    }
+
+    /// How many items come before page `page` (from 1).
+    pub(crate) fn offset(page: usize) -> usize {
+        page.max(1).saturating_sub(1).saturating_mul(PAGE_SIZE)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pagers_link_the_other_pages_keeping_the_filters() {
+        let p = Pager::new("/", 2, 250, 100, &[("q", "a b&c"), ("tier", "")]);
+        assert_eq!((p.first, p.last, p.pages), (101, 200, 3));
+        let hrefs: Vec<&str> = p.links.iter().map(|l| l.href.as_str()).collect();
+        assert_eq!(
+            hrefs,
+            [
+                "/?page=1&q=a+b%26c",
+                "/?page=1&q=a+b%26c",
+                "/?page=3&q=a+b%26c",
+                "/?page=3&q=a+b%26c"
+            ]
+        );
+        let only = Pager::new("/runs", 1, 5, 5, &[]);
+        assert!(only.links.is_empty() && only.pages == 1 && only.last == 5);
+        assert_eq!(Pager::new("/", 9, 5, 0, &[]).first, 0);
+        assert_eq!(Pager::offset(0), 0);
+    }
 
     #[test]
     fn flashes_only_say_known_things() {

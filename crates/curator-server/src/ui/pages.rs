@@ -1,29 +1,35 @@
 //! The observation pages: the overview by product / suite / test with trust bars and counters,
 //! and one observation with its body, frontmatter, file, journal timeline and the buttons that
 //! edit, confirm, deprecate or delete it (issue 6 item 4).
-
-use std::collections::BTreeMap;
+//!
+//! The overview shows one page of [`PAGE_SIZE`] observations at a time, in (tier, scope, id)
+//! order (issue 13 item 3: a 20,000-observation root rendered one 8.7 MB page). Without a text
+//! filter it reads only the page's files: the counters come from folder names
+//! ([`curator_store::Store::list_page`]), so they count observation files, and the trust
+//! figures and problems are those of the page (`/lint` reads everything). A text filter reads
+//! every file of the chosen tier, since it searches their text.
 
 use askama::Template;
 use axum::extract::{Form, Path, Query, State};
 use axum::response::Response;
-use curator_core::Tier;
-use curator_store::{JournalEntry, JournalFilter, ListFilter, StoredObservation};
+use curator_core::{ScopeName, Tier};
+use curator_store::{JournalEntry, JournalFilter, ListFilter, ListingPage, StoredObservation};
 use serde::Deserialize;
 
 use super::diff::{EntryDiff, entry_diff};
-use super::{done, error_page, flash, render};
+use super::{PAGE_SIZE, Pager, done, error_page, flash, render};
 use crate::error::ApiError;
 use crate::ops::{self, Edit};
 use crate::state::{AppState, blocking};
 
-/// `?done=…&run=…` after a redirect, plus the overview's filters.
+/// `?done=…&run=…` after a redirect, plus the overview's filters and page number (from 1).
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct PageParams {
     done: Option<String>,
     run: Option<String>,
     q: Option<String>,
     tier: Option<String>,
+    page: Option<usize>,
 }
 
 struct Row {
@@ -37,6 +43,9 @@ struct Row {
 
 struct ScopeGroup {
     scope: String,
+    /// Observation files of the scope (on every page).
+    count: usize,
+    /// Of the scope's observations on this page.
     avg_trust: String,
     rows: Vec<Row>,
 }
@@ -54,6 +63,8 @@ struct Overview {
     root: String,
     total: usize,
     tier_counts: Vec<(&'static str, usize)>,
+    scopes: usize,
+    pager: Pager,
     avg_trust: String,
     low_trust: usize,
     problems: usize,
@@ -79,29 +90,90 @@ fn row(s: &StoredObservation) -> Row {
     }
 }
 
-fn overview_page(state: &AppState, params: PageParams) -> Result<Overview, ApiError> {
-    let tier =
-        params.tier.as_deref().filter(|t| !t.is_empty()).map(str::parse::<Tier>).transpose()?;
-    let listing = state.store().list(&ListFilter { tier, scope: None })?;
-    let needle = params.q.as_deref().map(str::to_lowercase).filter(|q| !q.trim().is_empty());
-    let shown: Vec<&StoredObservation> = listing
+/// What one overview page shows: the page's observations and problems, the scopes the filter
+/// matches with their counts, and the total.
+struct Shown {
+    total: usize,
+    /// Files on this page, served or not.
+    on_page: usize,
+    scopes: Vec<(Tier, ScopeName, usize)>,
+    observations: Vec<StoredObservation>,
+    problems: usize,
+}
+
+/// The page's observations: only the page's files without a text filter, every file of the
+/// tier with one.
+fn shown(
+    state: &AppState,
+    filter: &ListFilter,
+    needle: Option<&str>,
+    offset: usize,
+) -> Result<Shown, ApiError> {
+    let Some(needle) = needle else {
+        let page = state.store().list_page(filter, offset, PAGE_SIZE)?;
+        let problems = page.problems.len();
+        return Ok(Shown {
+            total: page.total,
+            on_page: page.observations.len() + problems,
+            scopes: page.scopes,
+            observations: page.observations,
+            problems,
+        });
+    };
+    let listing = state.store().list(filter)?;
+    let matching: Vec<StoredObservation> = listing
         .observations
-        .iter()
+        .into_iter()
         .filter(|s| {
-            needle.as_ref().is_none_or(|n| {
-                s.observation.title.to_lowercase().contains(n)
-                    || s.observation.content.to_lowercase().contains(n)
-            })
+            s.observation.title.to_lowercase().contains(needle)
+                || s.observation.content.to_lowercase().contains(needle)
         })
         .collect();
-    let mut by_place: BTreeMap<(Tier, String), Vec<&StoredObservation>> = BTreeMap::new();
-    for s in &shown {
-        by_place.entry((s.tier, s.scope.as_str().to_owned())).or_default().push(s);
-    }
+    let mut page = ListingPage::from_listing(
+        curator_store::Listing { observations: matching, problems: Vec::new() },
+        offset,
+        PAGE_SIZE,
+    );
+    page.problems = listing.problems;
+    Ok(Shown {
+        total: page.total,
+        on_page: page.observations.len(),
+        scopes: page.scopes,
+        observations: page.observations,
+        problems: page.problems.len(),
+    })
+}
+
+fn overview_page(state: &AppState, params: PageParams) -> Result<Overview, ApiError> {
+    let tier_text = params.tier.clone().unwrap_or_default();
+    let tier =
+        Some(tier_text.as_str()).filter(|t| !t.is_empty()).map(str::parse::<Tier>).transpose()?;
+    let needle = params.q.as_deref().map(str::to_lowercase).filter(|q| !q.trim().is_empty());
+    let page = params.page.unwrap_or(1).max(1);
+    let offset = Pager::offset(page);
+    let filter = ListFilter { tier, scope: None };
+    let shown = shown(state, &filter, needle.as_deref(), offset)?;
+    // The counters of every tier: from this walk when it covered them all, else from a walk
+    // of folder names (no file is read).
+    let all_scopes = if tier.is_none() || needle.is_some() {
+        shown.scopes.clone()
+    } else {
+        state.store().list_page(&ListFilter::default(), 0, 0)?.scopes
+    };
+    let count = |t: Tier| all_scopes.iter().filter(|(tier, ..)| *tier == t).map(|(.., n)| n).sum();
+    let scope_count: std::collections::HashMap<(Tier, &str), usize> =
+        shown.scopes.iter().map(|(t, s, n)| ((*t, s.as_str()), *n)).collect();
+    // Within a scope, the page's rows by trust, highest first (the page itself is cut in
+    // (tier, scope, id) order, so every page can be found without reading the others).
+    let mut on_page: Vec<&StoredObservation> = shown.observations.iter().collect();
+    on_page.sort_by(|a, b| {
+        (a.tier, a.scope.as_str())
+            .cmp(&(b.tier, b.scope.as_str()))
+            .then(b.observation.trust.total_cmp(&a.observation.trust))
+    });
     let mut groups: Vec<TierGroup> = Vec::new();
-    for ((tier, scope), mut items) in by_place {
-        items.sort_by(|a, b| b.observation.trust.total_cmp(&a.observation.trust));
-        let label = match tier {
+    for s in on_page {
+        let label = match s.tier {
             Tier::Products => "Products",
             Tier::Suites => "Suites",
             Tier::Tests => "Tests",
@@ -109,27 +181,42 @@ fn overview_page(state: &AppState, params: PageParams) -> Result<Overview, ApiEr
         if groups.last().is_none_or(|g| g.tier_label != label) {
             groups.push(TierGroup { tier_label: label, scopes: Vec::new() });
         }
-        let avg_trust = mean(items.iter().map(|s| s.observation.trust));
-        let rows = items.into_iter().map(row).collect();
-        if let Some(g) = groups.last_mut() {
-            g.scopes.push(ScopeGroup { scope, avg_trust, rows });
+        let Some(g) = groups.last_mut() else { continue };
+        if g.scopes.last().is_none_or(|group| group.scope != s.scope.as_str()) {
+            let count = scope_count.get(&(s.tier, s.scope.as_str())).copied().unwrap_or(0);
+            let avg_trust = mean(
+                shown
+                    .observations
+                    .iter()
+                    .filter(|o| o.tier == s.tier && o.scope == s.scope)
+                    .map(|o| o.observation.trust),
+            );
+            let scope = s.scope.to_string();
+            g.scopes.push(ScopeGroup { scope, count, avg_trust, rows: Vec::new() });
+        }
+        if let Some(group) = g.scopes.last_mut() {
+            group.rows.push(row(s));
         }
     }
-    let count = |t: Tier| shown.iter().filter(|s| s.tier == t).count();
+    let q = params.q.unwrap_or_default();
+    let pager =
+        Pager::new("/", page, shown.total, shown.on_page, &[("q", &q), ("tier", &tier_text)]);
     Ok(Overview {
         nav: "observations",
         flash: flash(params.done.as_deref(), params.run.as_deref()),
         root: state.root().display().to_string(),
-        total: shown.len(),
+        total: shown.total,
         tier_counts: vec![
             ("product-tier observations", count(Tier::Products)),
             ("suite-tier observations", count(Tier::Suites)),
             ("test-tier observations", count(Tier::Tests)),
         ],
-        avg_trust: mean(shown.iter().map(|s| s.observation.trust)),
-        low_trust: shown.iter().filter(|s| s.observation.trust < 0.3).count(),
-        problems: listing.problems.len(),
-        q: params.q.unwrap_or_default(),
+        scopes: shown.scopes.len(),
+        pager,
+        avg_trust: mean(shown.observations.iter().map(|s| s.observation.trust)),
+        low_trust: shown.observations.iter().filter(|s| s.observation.trust < 0.3).count(),
+        problems: shown.problems,
+        q,
         tier_options: Tier::ALL.iter().map(|t| (t.dir_name(), Some(*t) == tier)).collect(),
         groups,
     })

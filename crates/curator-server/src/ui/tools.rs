@@ -17,7 +17,7 @@ use curator_store::{JournalFilter, ListFilter};
 use serde::Deserialize;
 
 use super::diff::{EntryDiff, entry_diff};
-use super::{done, error_page, flash, render};
+use super::{PAGE_SIZE, Pager, done, error_page, flash, render};
 use crate::error::ApiError;
 use crate::routes::harness::{self as api_harness, HarnessView};
 use crate::routes::lint::{LintProblem, report};
@@ -94,13 +94,14 @@ fn to_request(form: &QueryForm) -> Result<QueryRequest, ApiError> {
 }
 
 fn query_page(state: &AppState, mut form: QueryForm) -> Result<QueryPage, ApiError> {
-    let listing = state.store().list(&ListFilter::default())?;
+    // The scope names for the form's suggestions: folder names, no file read.
+    let listing = state.store().list_page(&ListFilter::default(), 0, 0)?;
     let scopes = |tier: Tier| -> Vec<String> {
         let set: BTreeSet<String> = listing
-            .observations
+            .scopes
             .iter()
-            .filter(|s| s.tier == tier)
-            .map(|s| s.scope.to_string())
+            .filter(|(t, ..)| *t == tier)
+            .map(|(_, scope, _)| scope.to_string())
             .collect();
         set.into_iter().collect()
     };
@@ -165,11 +166,12 @@ pub(crate) async fn query(
     }
 }
 
-/// `?done=…&run=…` after a redirect.
+/// `?done=…&run=…` after a redirect, and the page of a list (from 1).
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Flash {
     done: Option<String>,
     run: Option<String>,
+    page: Option<usize>,
 }
 
 struct RunRow {
@@ -187,13 +189,19 @@ struct RunsPage {
     nav: &'static str,
     flash: Option<String>,
     runs: Vec<RunRow>,
+    pager: Pager,
 }
 
 pub(crate) async fn runs(State(state): State<AppState>, Query(f): Query<Flash>) -> Response {
-    let result = blocking(&state, |s| {
+    let page = f.page.unwrap_or(1).max(1);
+    let result = blocking(&state, move |s| {
         let journal = s.store().journal(&JournalFilter::default())?;
-        Ok(summaries(&journal)
+        let all = summaries(&journal);
+        let total = all.len();
+        let runs: Vec<RunRow> = all
             .into_iter()
+            .skip(Pager::offset(page))
+            .take(PAGE_SIZE)
             .map(|r| RunRow {
                 actions: r
                     .actions
@@ -206,14 +214,17 @@ pub(crate) async fn runs(State(state): State<AppState>, Query(f): Query<Flash>) 
                 first: r.first,
                 last: r.last,
             })
-            .collect())
+            .collect();
+        let pager = Pager::new("/runs", page, total, runs.len(), &[]);
+        Ok((runs, pager))
     })
     .await;
     match result {
-        Ok(runs) => render(&RunsPage {
+        Ok((runs, pager)) => render(&RunsPage {
             nav: "runs",
             flash: flash(f.done.as_deref(), f.run.as_deref()),
             runs,
+            pager,
         }),
         Err(e) => error_page(&e, "/"),
     }
@@ -363,17 +374,28 @@ struct LintPage {
     nav: &'static str,
     flash: Option<String>,
     observations: usize,
+    refused: usize,
     problems: Vec<LintProblem>,
+    pager: Pager,
 }
 
-pub(crate) async fn lint(State(state): State<AppState>) -> Response {
+pub(crate) async fn lint(State(state): State<AppState>, Query(f): Query<Flash>) -> Response {
+    let page = f.page.unwrap_or(1).max(1);
     match blocking(&state, |s| report(&s)).await {
-        Ok(r) => render(&LintPage {
-            nav: "lint",
-            flash: None,
-            observations: r.observations,
-            problems: r.problems,
-        }),
+        Ok(r) => {
+            let refused = r.problems.len();
+            let problems: Vec<LintProblem> =
+                r.problems.into_iter().skip(Pager::offset(page)).take(PAGE_SIZE).collect();
+            let pager = Pager::new("/lint", page, refused, problems.len(), &[]);
+            render(&LintPage {
+                nav: "lint",
+                flash: None,
+                observations: r.observations,
+                refused,
+                problems,
+                pager,
+            })
+        }
         Err(e) => error_page(&e, "/"),
     }
 }

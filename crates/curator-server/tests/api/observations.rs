@@ -231,3 +231,32 @@ async fn edit_confirm_deprecate_and_delete_follow_the_trust_rules() {
         .await
         .error(404, "not_found");
 }
+
+#[tokio::test]
+async fn a_limited_list_reads_only_its_page() {
+    let f = Fixture::new();
+    let broken = f.bulk("zz-bulk", 150);
+    let app = f.app();
+    let page = get(&app, "/api/v1/observations?limit=100").await.json();
+    assert_eq!((page["total"].as_u64(), page["problems"].as_u64()), (Some(170), Some(0)));
+    assert_eq!(page["observations"].as_array().unwrap().len(), 100);
+    // The broken file sorts last: only the page holding it reads it.
+    let last = get(&app, "/api/v1/observations?offset=100&limit=100").await.json();
+    assert_eq!(last["problems"], 1, "{last}");
+    assert_eq!(last["observations"].as_array().unwrap().len(), 69);
+    // A file that cannot even be opened is only a problem for the page it is on.
+    std::fs::remove_file(&broken).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/target", &broken).unwrap();
+    let first = get(&app, "/api/v1/observations?limit=10").await.json();
+    assert_eq!((first["total"].as_u64(), first["problems"].as_u64()), (Some(169), Some(0)));
+    // Pages follow (tier, scope, id) and never overlap.
+    let mut seen = std::collections::HashSet::new();
+    for offset in (0..170).step_by(50) {
+        let page =
+            get(&app, &format!("/api/v1/observations?offset={offset}&limit=50")).await.json();
+        for o in page["observations"].as_array().unwrap() {
+            assert!(seen.insert(o["id"].as_str().unwrap().to_owned()), "{o} twice");
+        }
+    }
+    assert_eq!(seen.len(), 169);
+}

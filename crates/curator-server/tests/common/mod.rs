@@ -56,6 +56,33 @@ impl Fixture {
         app(self.state(ServerOptions::default()))
     }
 
+    /// Writes `n` observations into `products/<scope>`, then one file that is not an
+    /// observation, named to sort after them all; returns that file's path.
+    pub fn bulk(&self, scope: &str, n: usize) -> PathBuf {
+        let dir = self.root.join("products").join(scope);
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..n {
+            let obs = curator_core::Observation {
+                id: curator_core::ObservationId::generate(),
+                title: format!("Bulk fact {i}"),
+                content: format!("Body of bulk fact {i}."),
+                trust: 0.5,
+                created: "2026-04-10T12:00:00.000Z".into(),
+                last_confirmed: "2026-04-10T12:00:00.000Z".into(),
+                confirmed_count: 0,
+                contradicted_count: 0,
+                source_test: "t_bulk".into(),
+                suite: None,
+                extra: Default::default(),
+            };
+            let text = curator_core::codec::write_observation(&obs).unwrap();
+            std::fs::write(dir.join(format!("{}.md", obs.id)), text).unwrap();
+        }
+        let broken = dir.join("obs_zzzz-zzzz-zzzz-zzzz-zzzz-zzzz.md");
+        std::fs::write(&broken, "not an observation\n").unwrap();
+        broken
+    }
+
     /// The file of an observation in products/acme-shop.
     pub fn product_file(&self, id: &str) -> PathBuf {
         self.root.join("products").join(PRODUCT).join(format!("{id}.md"))

@@ -60,6 +60,13 @@ pub(crate) fn walk(root: &Path) -> Walk {
     walk
 }
 
+/// Walks the scope folders of one tier.
+pub(crate) fn walk_one_tier(root: &Path, tier: Tier) -> Walk {
+    let mut walk = Walk::default();
+    walk_tier(root, tier, &mut walk);
+    walk
+}
+
 fn walk_tier(root: &Path, tier: Tier, walk: &mut Walk) {
     let tier_dir = root.join(tier.dir_name());
     let problem = |path: &Path, scope: Option<ScopeName>, kind| WalkProblem {

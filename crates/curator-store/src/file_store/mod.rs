@@ -46,7 +46,8 @@ use crate::journal::{Journal, JournalEntry, JournalFilter};
 use crate::lock::{LockOptions, SystemProbe, acquire_lock, dead_temps};
 use crate::run_state::RunSession;
 use crate::store::{
-    ListFilter, Listing, Problem, ProblemKind, Recovered, Store, StoredObservation, Transaction,
+    ListFilter, Listing, ListingPage, Problem, ProblemKind, Recovered, Store, StoredObservation,
+    Transaction,
 };
 use crate::{Error, Result};
 use id_index::IdIndex;
@@ -254,6 +255,63 @@ impl Store for FileStore {
 
     fn get(&self, id: &ObservationId) -> Result<StoredObservation> {
         self.find(id, false)?.ok_or_else(|| Error::NotFound { id: id.to_string() })
+    }
+
+    /// Reads the names of the folders the filter covers (one `readdir` per folder), then only
+    /// the files of the page. Problems found by the walk itself (a misplaced file, an escaping
+    /// symlink) belong to no page; `lint` reports them.
+    fn list_page(&self, filter: &ListFilter, offset: usize, limit: usize) -> Result<ListingPage> {
+        let (walk, mut others) = match (filter.tier, &filter.scope) {
+            (Some(tier), scope) => {
+                let walk = match scope {
+                    Some(scope) => layout::walk_one_scope(&self.root, tier, scope),
+                    None => layout::walk_one_tier(&self.root, tier),
+                };
+                let others = self.index().other_holders(&self.root, &walk.locations);
+                (walk, others)
+            }
+            (None, _) => {
+                let walk = layout::walk(&self.root);
+                self.index().rebuild_from(&walk.locations);
+                let others = other_holders(&walk.locations);
+                (walk, others)
+            }
+        };
+        let mut files: Vec<(Location, Option<PathBuf>)> = walk
+            .locations
+            .into_iter()
+            .zip(others.drain(..))
+            .filter(|(loc, _)| matches(filter, loc.tier, Some(&loc.scope)))
+            .collect();
+        files.sort_by(|(a, _), (b, _)| {
+            (a.tier, a.scope.as_str(), a.stem.as_str()).cmp(&(
+                b.tier,
+                b.scope.as_str(),
+                b.stem.as_str(),
+            ))
+        });
+        let mut page = ListingPage { total: files.len(), ..ListingPage::default() };
+        for (loc, _) in &files {
+            match page.scopes.last_mut() {
+                Some((tier, scope, n)) if *tier == loc.tier && *scope == loc.scope => *n += 1,
+                _ => page.scopes.push((loc.tier, loc.scope.clone(), 1)),
+            }
+        }
+        for (loc, other) in files.into_iter().skip(offset).take(limit) {
+            if let Some(other) = other {
+                let kind = ProblemKind::DuplicateId { id: loc.stem.clone(), other };
+                page.problems.push(Problem { path: loc.path.clone(), kind });
+                continue;
+            }
+            match self.load(&loc) {
+                Ok(loaded) => page.observations.push(stored(&loc, loaded)),
+                Err(LoadError::Missing) => {} // deleted since the walk
+                Err(LoadError::Refused(kind)) => {
+                    page.problems.push(Problem { path: loc.path.clone(), kind });
+                }
+            }
+        }
+        Ok(page)
     }
 
     fn transact(

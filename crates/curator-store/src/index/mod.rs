@@ -50,6 +50,8 @@ use schema::Fields;
 pub use terms::phrase_hits_first;
 use writer::Fnv;
 
+pub use watch::on_network_fs;
+
 /// How long a refresh waits for another process's writer before answering from RAM.
 pub const WRITER_WAIT: Duration = Duration::from_millis(250);
 

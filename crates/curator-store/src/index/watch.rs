@@ -250,8 +250,9 @@ impl Watches {
     }
 }
 
-/// Whether `root` is on a file system where inotify misses other machines' writes.
-fn on_network_fs(root: &Path) -> bool {
+/// Whether `root` is on a file system where inotify misses other machines' writes (NFS, SMB,
+/// FUSE and the like): a watch there cannot vouch for anything.
+pub fn on_network_fs(root: &Path) -> bool {
     // statfs(2) magic numbers of network and FUSE file systems.
     const REMOTE: &[u64] = &[
         0x6969,      // NFS
