@@ -144,3 +144,39 @@ test("harness panels: triage pending issues from the UI", async () => {
   await Promise.all([page.waitForURL(/done=triaged/), page.click("#triage")]);
   assert.match(await page.textContent("#issues"), /Checkout total ignores the coupon/);
 });
+
+test("every page runs under its Content-Security-Policy without a violation", async () => {
+  const violations = [];
+  const watch = (message) => {
+    if (/Content Security Policy|Refused to (execute|apply|load|connect)/i.test(message.text())) {
+      violations.push(message.text());
+    }
+  };
+  page.on("console", watch);
+  for (const path of ["/", `/observations/${CART_BADGE}`, "/query", "/runs", "/lint", "/harness"]) {
+    const response = await page.goto(`${BASE}${path}`);
+    const headers = response.headers();
+    assert.match(headers["content-security-policy"], /frame-ancestors 'none'/, path);
+    assert.doesNotMatch(headers["content-security-policy"], /unsafe-inline/, path);
+    assert.equal(headers["x-content-type-options"], "nosniff", path);
+    assert.equal(headers["referrer-policy"], "no-referrer", path);
+  }
+  // The script itself ran: live refresh reported in.
+  await page.goto(`${BASE}/`);
+  await page.waitForFunction(() => document.querySelector("#live")?.textContent === "live");
+  page.off("console", watch);
+  assert.deepEqual(violations, []);
+});
+
+test("deleting asks first, through the page's own script", async () => {
+  const victim = "obs_spruce-apple-hover-lynx-crisp-moss-amber-wave-bloom-willow";
+  await page.goto(`${BASE}/observations/${victim}`);
+  page.once("dialog", (dialog) => dialog.dismiss());
+  await page.click("#delete");
+  await page.waitForTimeout(300);
+  assert.ok(page.url().endsWith(`/observations/${victim}`), "dismissed: nothing was posted");
+  assert.equal((await fetch(`${BASE}/api/v1/observations/${victim}`)).status, 200);
+  page.once("dialog", (dialog) => dialog.accept());
+  await Promise.all([page.waitForURL(/done=deleted/), page.click("#delete")]);
+  assert.equal((await fetch(`${BASE}/api/v1/observations/${victim}`)).status, 404);
+});
