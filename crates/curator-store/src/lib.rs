@@ -37,6 +37,5 @@ pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
 pub use run_state::{MAX_RUN_ID_LEN, RunSession, is_valid_run_id};
 pub use store::{
     Action, ListFilter, Listing, ListingPage, Problem, ProblemKind, Recovered, Store,
-    StoredObservation,
-    Transaction, checked_file_text,
+    StoredObservation, Transaction, checked_file_text,
 };
