@@ -95,8 +95,10 @@ fn process_cpu_time() -> Duration {
     // /proc/self/stat fields 14 and 15: utime and stime in clock ticks (100 per second on Linux).
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<u64> = after_name.split_whitespace().filter_map(|f| f.parse().ok()).collect();
-    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+    // Counted from field 3 (the state letter); some fields may be negative, so none is skipped.
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = field(11) + field(12);
     Duration::from_millis(ticks * 10)
 }
 
