@@ -88,7 +88,7 @@ fn curate_with_llm(name: &str, status: u16, json: bool) -> (Dir, String, String)
     if json {
         args.push("--json");
     }
-    args.extend(["curate", "--run", run.to_str().unwrap(), "--llm"]);
+    args.extend(["curate", "--run-record", run.to_str().unwrap(), "--llm"]);
     let mut cmd = dir.curator(&args);
     cmd.cmd.env("CURATOR_TEST_LLM_KEY", KEY).env("CURATOR_LOG", "trace");
     let out = cmd.output();

@@ -97,13 +97,13 @@ fn a_suite_position_equal_to_the_length_is_accepted_with_a_warning() {
         "status": "passed", "steps": [{"name": "Log in", "status": "passed"}]});
     std::fs::write(&run, record.to_string()).unwrap();
     let (_, stderr) =
-        dir.curator(&["curate", "--run", run.to_str().unwrap(), "--rules"]).expect_code(0);
+        dir.curator(&["curate", "--run-record", run.to_str().unwrap(), "--rules"]).expect_code(0);
     assert!(stderr.contains("suite.position 2 equals the length"), "{stderr}");
     let mut past = record.clone();
     past["suite"]["position"] = json!(3);
     std::fs::write(&run, past.to_string()).unwrap();
     let (_, stderr) =
-        dir.curator(&["curate", "--run", run.to_str().unwrap(), "--rules"]).expect_code(1);
+        dir.curator(&["curate", "--run-record", run.to_str().unwrap(), "--rules"]).expect_code(1);
     assert!(stderr.contains("suite.position"), "{stderr}");
 }
 
@@ -132,7 +132,7 @@ fn every_write_path_refuses_invisible_padded_and_encoded_scope_names() {
             "status": "passed", "steps": [{"name": "s", "status": "passed"}]});
         std::fs::write(&run, record.to_string()).unwrap();
         let (_, stderr) =
-            dir.curator(&["curate", "--run", run.to_str().unwrap(), "--rules"]).expect_code(1);
+            dir.curator(&["curate", "--run-record", run.to_str().unwrap(), "--rules"]).expect_code(1);
         assert!(stderr.contains("product") && stderr.contains("scope name"), "{bad:?}: {stderr}");
     }
     let products = std::fs::read_dir(dir.root().join("products")).unwrap().count();

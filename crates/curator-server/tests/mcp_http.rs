@@ -1,6 +1,7 @@
 //! `/mcp` on the app `curator serve` runs, one JSON-RPC POST at a time through `oneshot`
 //! (issue 6 item 3): the stateless streamable-HTTP mode answers each request with a JSON body,
-//! the tools change the files, and the server's guards (Host, token) stand in front of it. The official Python SDK drives the same endpoint in tests/mcp/test_mcp.py.
+//! the tools change the files, and the server's guards (Host, token) stand in front of it. The
+//! official Python SDK drives the same endpoint in tests/mcp/test_mcp.py.
 
 mod common;
 

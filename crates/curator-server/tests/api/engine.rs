@@ -56,7 +56,7 @@ async fn query_gives_the_same_answer_as_the_engine() {
         &app,
         "POST",
         "/api/v1/query",
-        &json!({"product": "../products", "test": TEST_ID, "text": "x", "min_trust": 0}),
+        &json!({"product": "../products", "test": TEST_ID, "step_text": "x", "min_trust": 0}),
     )
     .await;
     assert_eq!(skipped.status, StatusCode::OK, "{}", skipped.text);
