@@ -131,8 +131,9 @@ fn every_write_path_refuses_invisible_padded_and_encoded_scope_names() {
         let record = json!({"run_id": "r_names", "product": bad, "test": {"id": "t_x", "name": "X"},
             "status": "passed", "steps": [{"name": "s", "status": "passed"}]});
         std::fs::write(&run, record.to_string()).unwrap();
-        let (_, stderr) =
-            dir.curator(&["curate", "--run-record", run.to_str().unwrap(), "--rules"]).expect_code(1);
+        let (_, stderr) = dir
+            .curator(&["curate", "--run-record", run.to_str().unwrap(), "--rules"])
+            .expect_code(1);
         assert!(stderr.contains("product") && stderr.contains("scope name"), "{bad:?}: {stderr}");
     }
     let products = std::fs::read_dir(dir.root().join("products")).unwrap().count();

@@ -99,7 +99,14 @@ fn a_running_server_answers_exactly_what_the_process_would() {
     let dir = seeded("query-server-same");
     let alone: Vec<(String, String)> =
         STEPS.iter().map(|s| (query(&dir, false, &[], s).0, query(&dir, true, &[], s).0)).collect();
+    // A suite name that cannot be a folder is skipped with a warning (issue 13 item 5).
+    let skipped = ["--suite", "../s"];
+    let skipped_alone = query(&dir, true, &skipped, "login").0;
+    assert!(skipped_alone.contains("invalid suite name skipped"), "{skipped_alone}");
     let served = Served::start(&dir);
+    let (skipped_served, by_server) = query(&dir, true, &skipped, "login");
+    assert!(by_server, "the server answered a query with a skipped name");
+    assert_eq!(skipped_served, skipped_alone, "the warning comes back from the server");
     for (step, (text, json)) in STEPS.iter().zip(&alone) {
         let (served_text, by_server) = query(&dir, false, &[], step);
         assert!(by_server, "the server answered {step:?}");
