@@ -49,13 +49,16 @@ async fn the_overview_shows_one_page_at_a_time_and_reads_only_its_files() {
     assert!(first.contains("<b id=\"count-total\">250</b>"), "every file is counted");
     assert!(first.contains("1–100 of 250"), "{first}");
     assert_eq!(first.matches("class=\"obs-link\"").count(), 100);
-    assert!(first.contains("every file served"), "the broken file is not on this page");
+    assert!(
+        first.contains("<b>0</b>files refused on this page"),
+        "the broken file is not on this page: {first}"
+    );
     assert!(first.contains("href=\"/?page=2\"") && first.contains("href=\"/?page=3\""));
     assert!(first.len() < 200_000, "one page, not the root: {} bytes", first.len());
     let last = get(&app, "/?page=3").await.text;
     assert!(last.contains("201–250 of 250"), "{last}");
     assert_eq!(last.matches("class=\"obs-link\"").count(), 49);
-    assert!(last.contains("1 file(s) not served"), "{last}");
+    assert!(last.contains("<a href=\"/lint\">1</a></b>files refused on this page"), "{last}");
     assert!(last.contains("231 observation(s), 43 on this page"), "the scope's full count: {last}");
     let beyond = get(&app, "/?page=9").await.text;
     assert!(beyond.contains("No observation matches"), "{beyond}");
