@@ -11,6 +11,9 @@
 //!   marks as cross-site (`Sec-Fetch-Site: cross-site`, or an `Origin` whose host is not the
 //!   `Host` served) is refused with 403: the UI's forms post to the server on 127.0.0.1, and
 //!   another web page open in the same browser must not be able to post them for the user.
+//!   `Origin: null` is what a browser sends for the UI's own form posts, since every page says
+//!   `Referrer-Policy: no-referrer` (issue 13); it passes only with `Sec-Fetch-Site:
+//!   same-origin`, which no other page can make a browser send.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -96,6 +99,8 @@ fn check_origin(headers: &HeaderMap) -> Result<(), ApiError> {
     let origin_host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
     match header_str(header::HOST.as_str()) {
         Some(host) if host.eq_ignore_ascii_case(origin_host) => Ok(()),
+        // The UI's own form under `Referrer-Policy: no-referrer` (the browser vouches for it).
+        _ if origin == "null" && header_str("sec-fetch-site") == Some("same-origin") => Ok(()),
         _ if origin == "null" => {
             Err(forbidden("requests from an opaque origin may not change memory".into()))
         }
@@ -109,6 +114,7 @@ fn check_origin(headers: &HeaderMap) -> Result<(), ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderName;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -143,5 +149,20 @@ mod tests {
         assert!(check_origin(&fetch).is_err());
         let null = headers(&[("host", "127.0.0.1:7878"), ("origin", "null")]);
         assert!(check_origin(&null).is_err());
+        // A form of the UI's own page under `Referrer-Policy: no-referrer`.
+        let own_form = headers(&[
+            ("host", "127.0.0.1:7878"),
+            ("origin", "null"),
+            ("sec-fetch-site", "same-origin"),
+        ]);
+        assert!(check_origin(&own_form).is_ok());
+        for site in ["cross-site", "same-site", "none"] {
+            let opaque = HeaderMap::from_iter([
+                (header::HOST, HeaderValue::from_static("127.0.0.1:7878")),
+                (header::ORIGIN, HeaderValue::from_static("null")),
+                (HeaderName::from_static("sec-fetch-site"), HeaderValue::from_static(site)),
+            ]);
+            assert!(check_origin(&opaque).is_err(), "{site}");
+        }
     }
 }
