@@ -234,8 +234,11 @@ async def scenario(
         result = await client.call_tool("query_memory", {"test": TEST_ID, "step_text": STEP})
         error = error_of(result)
         assert error["code"] == "invalid_arguments" and "product" in error["message"], error
+        # A name that cannot be a folder is skipped with a warning and the rest served, as
+        # agent-qa skips the folder (issue 13 item 5).
         result = await client.call_tool("query_memory", {"product": "../etc", "test": TEST_ID, "step_text": STEP})
-        assert error_of(result)["code"] == "invalid_scope"
+        skipped = structured(result)
+        assert any("invalid product name skipped" in w for w in skipped["warnings"]), skipped
 
     async def history_and_undo() -> None:
         entries = structured(await client.call_tool("observation_history", {"id": REVIEWS}))["entries"]
