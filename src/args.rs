@@ -126,6 +126,8 @@ pub(crate) enum Command {
     Undo(UndoArgs),
     /// The circuit breaker of a run session or suite: status, record an outcome, reset.
     Breaker(BreakerArgs),
+    /// The review queue: new memory an agent or a model proposed waits here until approved.
+    Review(ReviewArgs),
     /// Harness memory: raw.md, MEMORY.md, summary.md, identity files and issue triage.
     Harness(crate::cmd::harness::HarnessArgs),
     /// Serve MCP on stdin/stdout: memory tools for an agent (query, record a run, propose
@@ -333,6 +335,42 @@ pub(crate) struct UndoArgs {
     pub(crate) run_id: String,
 }
 
+/// `curator review`.
+///
+/// Observations an agent or a model proposes on its own (a `MEMO:` line the rules provider
+/// reads, an LLM's add, an MCP or HTTP proposal) wait in the review queue
+/// (`<root>/.curator/pending/`, never injected as ordinary memory and never seen by agent-qa)
+/// unless `curator.review` is `off`. Approving moves one into its tier folder unchanged;
+/// rejecting removes it. Both are journaled under a new run id that `curator undo` reverts.
+/// With `curator.review: auto` (the default) the curator also approves a proposal after three
+/// probation injections into passed steps.
+#[derive(Debug, Args)]
+pub(crate) struct ReviewArgs {
+    #[command(subcommand)]
+    pub(crate) action: ReviewAction,
+}
+
+/// What to do with the review queue.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ReviewAction {
+    /// List the proposals waiting for review, with their probation record.
+    List(ListArgs),
+    /// Approve a proposal: it enters its tier folder unchanged.
+    Approve(ReviewDecisionArgs),
+    /// Reject a proposal: it leaves the queue (the journal keeps its text).
+    Reject(ReviewDecisionArgs),
+}
+
+/// `curator review approve|reject`.
+#[derive(Debug, Args)]
+pub(crate) struct ReviewDecisionArgs {
+    /// Observation id (obs_…) of the proposal.
+    pub(crate) id: String,
+    /// Why (kept in the journal).
+    #[arg(long)]
+    pub(crate) reason: Option<String>,
+}
+
 /// `curator breaker`.
 #[derive(Debug, Args)]
 pub(crate) struct BreakerArgs {
@@ -462,6 +500,15 @@ mod tests {
         assert!(parse(&["breaker", "record", "k", "--outcome", "passed"]).is_err());
         assert!(parse(&["breaker", "record", "k", "--outcome", "ok", "--memory", "with"]).is_err());
         assert!(parse(&["breaker", "status", "k"]).is_ok());
+    }
+
+    #[test]
+    fn review_takes_a_subcommand_and_an_id() {
+        assert!(parse(&["review", "list"]).is_ok());
+        assert!(parse(&["review", "list", "--scope", "x"]).is_ok(), "a scope alone, as list");
+        assert!(parse(&["review", "approve", "obs_x", "--reason", "checked"]).is_ok());
+        assert!(parse(&["review", "reject"]).is_err());
+        assert!(parse(&["review"]).is_err());
     }
 
     #[test]

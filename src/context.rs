@@ -139,6 +139,31 @@ impl Context {
             .with_context(|| format!("opening memory root {}", self.root.display()))
     }
 
+    /// The curator settings of the config: trust deltas, ablation, blame policy, review gate.
+    pub(crate) fn curate_options(&self) -> curator_engine::curate::CurateOptions {
+        let m = &self.config.memory;
+        curator_engine::curate::CurateOptions {
+            deltas: curator_core::trust::TrustDeltas {
+                confirm: m.trust_confirm_delta,
+                contradict: m.trust_contradict_delta,
+            },
+            now: None,
+            ablation_enabled: m.ablation_enabled,
+            policy: self.config.curator.policy,
+            review: self.config.curator.review,
+        }
+    }
+
+    /// The probation injections the config asks for (issue 18).
+    pub(crate) fn probation(&self) -> Option<curator_engine::probation::ProbationOptions> {
+        let c = &self.config.curator;
+        curator_engine::probation::ProbationOptions::from_config(
+            c.policy,
+            c.review,
+            c.probation_rate,
+        )
+    }
+
     /// The PostgreSQL store at `url`; `migrate` applies pending migrations on open.
     pub(crate) fn pg_store(&self, url: &str, migrate: bool) -> Result<PgStore> {
         PgStore::connect(url, PgOptions { migrate, ..PgOptions::default() })

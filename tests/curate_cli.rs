@@ -91,7 +91,7 @@ fn explicit_decisions_print_the_summary_line_and_the_memory_log() {
 }
 
 #[test]
-fn rules_are_the_default_and_add_memo_lines() {
+fn rules_are_the_default_and_propose_memo_lines_for_review() {
     let dir = seeded("curate-rules");
     let run = dir.path().join("run.json");
     let steps = json!([{"name": "Log in", "status": "passed", "injected": [ID_A],
@@ -101,9 +101,14 @@ fn rules_are_the_default_and_add_memo_lines() {
         &dir.curator(&["--json", "curate", "--run-record", run.to_str().unwrap()]).stdout(),
     );
     assert_eq!(log["provider"], "rules");
-    assert_eq!((log["added"].as_u64(), log["confirmed"].as_u64()), (Some(1), Some(1)));
+    assert_eq!((log["proposed"].as_u64(), log["confirmed"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(log["added"], 0, "an agent's MEMO waits for review (curator.review: auto)");
+    assert_eq!(log["deltas"][1]["action"], "propose");
     assert_eq!(log["deltas"][1]["tier"], "tests");
     assert_eq!(log["deltas"][1]["scope"], TEST_ID);
+    let id = log["deltas"][1]["observationId"].as_str().unwrap();
+    assert!(dir.root().join(format!(".curator/pending/tests/{TEST_ID}/{id}.md")).is_file());
+    assert!(!dir.root().join(format!("tests/{TEST_ID}/{id}.md")).exists());
 }
 
 #[test]

@@ -84,7 +84,8 @@ fn example_goes_into_an_existing_dir_beside_other_files_but_not_onto_a_file() {
 }
 
 /// The three run records of examples/runs do what docs/rules says: the failed run blames only
-/// the first failed step's injections, the ablation run (rerun passed) every injection.
+/// the first failed step's injections, the ablation run (rerun passed) both suspects (neither
+/// has a record yet), the passed run proposes its MEMO for review.
 #[test]
 fn example_run_records_follow_the_failed_run_and_ablation_rules() {
     let dir = Dir::new("init-example-runs");
@@ -107,10 +108,13 @@ fn example_run_records_follow_the_failed_run_and_ablation_rules() {
     assert_eq!(log["deprecated"].as_u64(), Some(2), "{log}");
     assert!((trust_of(&demo, ARROW) - (arrow - 0.1)).abs() < 1e-9);
 
-    // Without its run session (no `query --run-id r1`), the passed run only adds its MEMO.
+    // Without its run session (no `query --run-id r1`), the passed run only proposes its MEMO,
+    // which waits for review (the example's config leaves `curator.review` at its default).
     let log: Value =
         serde_json::from_str(&ok(&curator(&demo, &["--json", "curate", "runs/passed.json"])))
             .unwrap();
-    assert_eq!((log["added"].as_u64(), log["confirmed"].as_u64()), (Some(1), Some(0)), "{log}");
+    let counts = ["added", "confirmed", "proposed"].map(|k| log[k].as_u64());
+    assert_eq!(counts, [Some(0), Some(0), Some(1)], "{log}");
+    assert_eq!(log["deltas"][0]["action"], "propose", "{log}");
     assert!(log["deltas"][0]["after"]["title"].as_str().unwrap().starts_with("Order history:"));
 }

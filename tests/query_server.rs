@@ -185,3 +185,29 @@ fn a_server_stopped_by_sigterm_removes_its_socket() {
     assert!(status.success(), "{status:?}");
     assert!(!socket.exists(), "a clean stop removes the socket");
 }
+
+#[test]
+fn probation_reaches_the_server_as_the_process_would_draw_it() {
+    // Memory below minTrust is injected on probation into a run's step (issue 18); a server
+    // answering the query must draw it exactly as the process alone does.
+    let dir = seeded("query-server-probation");
+    dir.write(
+        &format!("products/acme/{ID_C}.md"),
+        observation_file(ID_C, "Billing page loads invoices lazily", "0.2", "Scroll to load."),
+    );
+    let run = ["--run-id", "r_alone", "--step-index", "0"];
+    let (alone, by_server) = query(&dir, true, &run, "Open the billing page");
+    assert!(!by_server);
+    let served = Served::start(&dir);
+    let run = ["--run-id", "r_served", "--step-index", "0"];
+    let (out, by_server) = query(&dir, true, &run, "Open the billing page");
+    assert!(by_server);
+    let alone: serde_json::Value = serde_json::from_str(&alone).unwrap();
+    let out: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(out["observations"][0]["id"], ID_C, "{out}");
+    assert_eq!(out["observations"][0]["probation"], true, "{out}");
+    assert_eq!(out["observations"], alone["observations"]);
+    let session = dir.read(".curator/runs/r_served.json");
+    assert!(session.contains("\"probation\"") && session.contains(ID_C), "{session}");
+    served.kill();
+}

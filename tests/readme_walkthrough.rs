@@ -232,12 +232,48 @@ fn readme() -> String {
 #[test]
 fn readme_walkthrough_runs_verbatim() {
     let scratch = run_walkthrough(&readme()).unwrap_or_else(|e| panic!("{e}"));
-    // The README says: after the undos the memory is byte for byte what `init --example` wrote,
-    // which is the repository's examples/ (the walkthrough never touched those).
-    let left = files_under(&scratch.path().join("work/demo/agent-qa-memory"));
+    // The walkthrough left r1's two confirms and the approved proposal, nothing else.
+    let demo = scratch.path().join("work/demo");
+    let memory = demo.join("agent-qa-memory");
     let example = files_under(&repo_file("examples/agent-qa-memory"));
-    assert!(!left.is_empty());
-    assert!(left == example, "the walkthrough's undos did not restore the example memory");
+    let left = files_under(&memory);
+    let changed: Vec<&PathBuf> = left.keys().filter(|k| example.get(*k) != left.get(*k)).collect();
+    assert_eq!(changed.len(), 3, "{changed:?}");
+    let approved = changed
+        .iter()
+        .find(|k| !example.contains_key(**k))
+        .unwrap_or_else(|| panic!("no approved observation among {changed:?}"));
+    let id = approved.file_stem().unwrap().to_str().unwrap().to_owned();
+
+    // The README says: undoing the approval (its run id is in the journal) and then r1 leaves
+    // every observation file byte for byte what `init --example` wrote, which is the
+    // repository's examples/ (the walkthrough never touched those).
+    let curator = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_curator"))
+            .args(args)
+            .current_dir(&demo)
+            .env_remove("CURATOR_ROOT")
+            .env_remove("CURATOR_STORE")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "curator {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let history: serde_json::Value =
+        serde_json::from_str(&curator(&["--json", "history", &id])).unwrap();
+    let approval = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "approve")
+        .unwrap_or_else(|| panic!("no approval in {history}"))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    curator(&["undo", &approval]);
+    curator(&["undo", "r1"]);
+    let restored = files_under(&memory);
+    assert!(restored == example, "the undos did not restore the example memory");
 }
 
 /// Copies the tree `from` to `to` (files and folders only), hidden paths (`.curator/`) left out.
@@ -320,13 +356,16 @@ fn a_drifted_readme_fails_the_walkthrough() {
     let readme = readme();
     let bad_flag =
         readme.replacen("curate runs/passed.json", "curate --record runs/passed.json", 1);
-    assert_ne!(bad_flag, readme, "the walkthrough curates runs/passed.json");
+    assert!(bad_flag != readme, "the walkthrough curates runs/passed.json");
     let err = run_walkthrough(&bad_flag).expect_err("an unknown flag must fail");
     assert!(err.contains("--record runs/passed.json") && err.contains("failed"), "{err}");
 
-    let bad_output =
-        readme.replacen("  Memory: 1 added, 2 confirmed (…)", "  Memory: 2 added (…)", 1);
-    assert_ne!(bad_output, readme, "the walkthrough shows curate's summary line");
+    let bad_output = readme.replacen(
+        "  Memory: 2 confirmed, 1 proposed for review (…)",
+        "  Memory: 2 added (…)",
+        1,
+    );
+    assert!(bad_output != readme, "the walkthrough shows curate's summary line");
     let err = run_walkthrough(&bad_output).expect_err("a wrong expected output must fail");
     assert!(err.contains("printed other than the README shows"), "{err}");
 }

@@ -44,7 +44,13 @@ fn a_misspelt_run_record_key_is_an_error_naming_the_nearest_key_and_nothing_chan
     let config = dir.path().join("lenient.yaml");
     let args = ["--config", config.to_str().unwrap(), "curate", run.to_str().unwrap()];
     dir.curator(&args).stdout();
-    assert!(journal(&dir).is_empty(), "the MEMO was in the ignored key: nothing to add");
+    // The run is applied: its outcome evidence is journaled (issue 18), but no memory is added.
+    let journal = journal(&dir);
+    assert!(journal.contains("\"action\":\"evidence\""), "{journal}");
+    assert!(
+        !journal.contains("\"action\":\"add\"") && !journal.contains("\"action\":\"propose\""),
+        "the MEMO was in the ignored key: nothing to add: {journal}"
+    );
 }
 
 #[test]

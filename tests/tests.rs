@@ -48,3 +48,5 @@ mod query_server;
 mod docs_citations;
 mod init_example;
 mod readme_walkthrough;
+// review / show evidence / query probation / parity config / kill: trust earned (issue 18).
+mod trust_cli;

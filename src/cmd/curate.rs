@@ -4,7 +4,6 @@
 //! The text output names what the next command needs: the run id (for `undo`) and the id of
 //! every observation the run changed (for `show` and `history`), one line each.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
@@ -13,7 +12,7 @@ use anyhow::{Context as _, Result, bail};
 use curator_core::trust::TrustDeltas;
 use curator_engine::breaker::{Breaker, RunOutcome};
 use curator_engine::curate::{
-    AblationStatus, CurateOptions, Decisions, MemoryLog, RunRecord, RunStatus, UnknownKeys, curate,
+    AblationStatus, Decisions, MemoryLog, RunRecord, RunStatus, UnknownKeys, curate,
 };
 use curator_engine::providers::{
     DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
@@ -45,13 +44,9 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         .with_context(|| format!("in run record {}", run_record.display()))?;
     let store = ctx.store()?;
     let store = store.as_ref();
-    if record.needs_session() {
-        let session = match &record.run_id {
-            Some(run_id) => session_injections(store, run_id)?,
-            None => BTreeMap::new(),
-        };
-        record.fill_injected(&session);
-    }
+    curator_engine::session::fill_from_session(store, &mut record).with_context(|| {
+        format!("reading the run session of {}", record.run_id.as_deref().unwrap_or("the run"))
+    })?;
     let provider: Box<dyn DecisionProvider> = match &args.decisions {
         Some(path) => {
             let text = read_input(path)?;
@@ -62,12 +57,7 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         None if args.llm => Box::new(LlmProvider::new(llm_config(ctx))?),
         None => Box::new(RulesProvider::default()),
     };
-    let options = CurateOptions {
-        deltas: deltas(ctx),
-        now: None,
-        ablation_enabled: ctx.config.memory.ablation_enabled,
-    };
-    let log = curate(store, &record, provider.as_ref(), &options)?;
+    let log = curate(store, &record, provider.as_ref(), &ctx.curate_options())?;
     // A retried run was counted the first time: the breaker window must not count it twice.
     if let Some(key) = args.breaker.as_ref().filter(|_| !log.already_applied) {
         record_breaker(ctx, store, key, &record)?;
@@ -164,15 +154,6 @@ fn llm_config(ctx: &Context) -> LlmConfig {
         backoff: std::time::Duration::from_millis(l.backoff_ms),
         max_observations: l.max_observations,
     }
-}
-
-/// Injected ids per step recorded by `query --run-id` for `run_id` (none when no session exists).
-fn session_injections(store: &dyn Store, run_id: &str) -> Result<BTreeMap<usize, Vec<String>>> {
-    let session = curator_engine::session::load_session_in(store, run_id)
-        .with_context(|| format!("reading the run session of {run_id}"))?;
-    Ok(session
-        .map(|s| s.injected.into_iter().map(|(step, ids)| (step as usize, ids)).collect())
-        .unwrap_or_default())
 }
 
 fn is_stdin(path: &Path) -> bool {

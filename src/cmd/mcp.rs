@@ -30,6 +30,10 @@ pub(crate) struct McpArgs {
     /// Cross-mission identity directory [default: $CURATOR_IDENTITY, else ~/.curator/identity].
     #[arg(long, value_name = "DIR", env = "CURATOR_IDENTITY")]
     pub(crate) identity: Option<PathBuf>,
+    /// Offer `review_pending`, which approves or rejects proposed memory. Only for a person's
+    /// MCP client: an agent must not approve its own proposals (the review gate of issue 18).
+    #[arg(long)]
+    pub(crate) allow_review: bool,
 }
 
 pub(crate) fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
@@ -39,7 +43,11 @@ pub(crate) fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
         .as_ref()
         .map(|dir| Harness::open(dir, identity.clone(), HarnessOptions::default()));
     let state = server_state(ctx, harness)?;
-    let options = McpOptions { allow_state_dir: true, identity_dir: Some(identity) };
+    let options = McpOptions {
+        allow_state_dir: true,
+        identity_dir: Some(identity),
+        allow_review: args.allow_review,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -77,6 +85,9 @@ pub(crate) fn engine_settings(ctx: &Context) -> EngineSettings {
         },
         ablation_enabled: m.ablation_enabled,
         unknown_keys: super::curate::unknown_keys(ctx),
+        policy: ctx.config.curator.policy,
+        review: ctx.config.curator.review,
+        probation_rate: ctx.config.curator.probation_rate,
     }
 }
 

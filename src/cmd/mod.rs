@@ -21,6 +21,7 @@ mod list;
 pub(crate) mod mcp;
 pub(crate) mod pg;
 mod query;
+mod review;
 mod rm;
 pub(crate) mod serve;
 mod show;
@@ -49,6 +50,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::History(args) => history::run(&ctx, &args),
         Command::Undo(args) => undo::run(&ctx, &args),
         Command::Breaker(args) => breaker::run(&ctx, &args),
+        Command::Review(args) => review::run(&ctx, &args),
         Command::Harness(args) => harness::run(&args, &ctx),
         Command::Mcp(args) => mcp::run(&ctx, &args),
         Command::Serve(args) => serve::run(&ctx, &args),

@@ -151,6 +151,7 @@ fn options(ctx: &Context, args: &QueryArgs) -> Result<QueryOptions> {
     }
     if let (Some(run_id), Some(step)) = (&args.run_id, args.step_index) {
         opts.run = Some(RunStep { run_id: run_id.clone(), step });
+        opts.probation = ctx.probation();
     }
     Ok(opts)
 }

@@ -43,6 +43,11 @@ pub(crate) struct ServeArgs {
     /// Cross-mission identity directory [default: $CURATOR_IDENTITY, else ~/.curator/identity].
     #[arg(long, value_name = "DIR", env = "CURATOR_IDENTITY")]
     pub(crate) identity: Option<PathBuf>,
+    /// Let /mcp approve or reject proposed memory (`review_pending`). Off by default so that an
+    /// agent connected to /mcp cannot approve its own proposals; the UI and the API review
+    /// either way.
+    #[arg(long)]
+    pub(crate) mcp_review: bool,
 }
 
 /// The token named by `--token-env`, which must be set and non-empty.
@@ -72,6 +77,7 @@ fn state(ctx: &Context, args: &ServeArgs) -> Result<(AppState, Option<QueryListe
         harness,
         engine: super::mcp::engine_settings(ctx),
         allowed_hosts: ctx.config.curator.serve.allowed_hosts.clone(),
+        mcp_review: args.mcp_review,
         ..ServerOptions::default()
     };
     let listener = match ctx.store {

@@ -1,6 +1,7 @@
 // Browser end-to-end test of curator's web UI: browse, open an observation, deprecate it, see
-// the journal entry, run the query playground, watch live refresh pick up a change on disk, and
-// triage harness issues. Started by run.sh, which provides CURATOR_URL and CURATOR_MEMORY.
+// the journal entry, run the query playground, watch live refresh pick up a change on disk,
+// triage harness issues, and approve and reject an agent's proposals in the review queue.
+// Started by run.sh, which provides CURATOR_URL and CURATOR_MEMORY.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, readFileSync, writeFileSync } from "node:fs";
@@ -153,7 +154,7 @@ test("every page runs under its Content-Security-Policy without a violation", as
     }
   };
   page.on("console", watch);
-  for (const path of ["/", `/observations/${CART_BADGE}`, "/query", "/runs", "/lint", "/harness"]) {
+  for (const path of ["/", `/observations/${CART_BADGE}`, "/query", "/runs", "/lint", "/harness", "/review"]) {
     const response = await page.goto(`${BASE}${path}`);
     const headers = response.headers();
     assert.match(headers["content-security-policy"], /frame-ancestors 'none'/, path);
@@ -179,4 +180,43 @@ test("deleting asks first, through the page's own script", async () => {
   page.once("dialog", (dialog) => dialog.accept());
   await Promise.all([page.waitForURL(/done=deleted/), page.click("#delete")]);
   assert.equal((await fetch(`${BASE}/api/v1/observations/${victim}`)).status, 404);
+});
+
+async function propose(title) {
+  const r = await fetch(`${BASE}/api/v1/pending`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({
+      tier: "product", scope: PRODUCT, title, content: "Proposed by an agent.", source_test: TEST_ID,
+    }),
+  });
+  const body = await r.text();
+  assert.equal(r.status, 201, body);
+  return JSON.parse(body).id;
+}
+
+test("review queue: an agent's proposals are approved and rejected from the browser", async () => {
+  const keep = await propose("Wishlist heart fills red after a click");
+  const drop = await propose("Checkout always needs two clicks");
+  await page.goto(`${BASE}/`);
+  assert.doesNotMatch(await page.textContent("body"), /Wishlist heart fills red/, "not served yet");
+  await page.getByRole("link", { name: "Review queue" }).click();
+  await page.waitForURL(`**/review`);
+  const card = page.locator(`#pending-${keep}`);
+  assert.match(await card.textContent(), /Wishlist heart fills red after a click/);
+  assert.match(await card.textContent(), /probation passed \/ failed\s*0 \/ 0/);
+  await card.locator('input[name="reasoning"]').first().fill("checked on staging");
+  await Promise.all([page.waitForURL(/done=approved/), card.locator("button.approve").click()]);
+  assert.match(await page.textContent("#flash"), /Approved into memory\. Journaled as run r_/);
+  assert.equal(await page.locator(`#pending-${keep}`).count(), 0);
+  const rejecting = page.locator(`#pending-${drop}`);
+  await Promise.all([page.waitForURL(/done=rejected/), rejecting.locator("button.reject").click()]);
+  assert.match(await page.textContent("#flash"), /Rejected from the review queue/);
+  assert.equal(await page.locator("#queue-empty").count(), 1);
+  // The approved observation is served now, with its (empty) outcome record.
+  await page.goto(`${BASE}/observations/${keep}`);
+  assert.equal(await page.textContent("#obs-title"), "Wishlist heart fills red after a click");
+  assert.match(await page.textContent("body"), /Outcome evidence[\s\S]*runs injected\s*0/);
+  const history = await (await fetch(`${BASE}/api/v1/journal?id=${drop}`)).json();
+  assert.deepEqual(history.entries.map((e) => e.action), ["reject", "propose"]);
 });

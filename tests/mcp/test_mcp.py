@@ -8,13 +8,16 @@ examples/agent-qa-memory, over each transport and each way the SDK can connect:
   http   -- `curator --root <copy> serve --listen 127.0.0.1:<free port>`, client on /mcp
 
   legacy -- the `initialize` handshake (protocol 2025-11-25)
-  auto   -- the SDK's default: `server/discover`, then the stateless 2026-07-28 protocol
+  auto   -- the SDK's default: `server/discover`, then the stateless 2026-07-28 protocol;
+            these servers also allow review over MCP (`mcp --allow-review`, `serve --mcp-review`)
 
 and checks: initialize (server name/version/instructions), list tools (names, schemas), query
 memory for a step (observations + the <memory-context> block, injection recorded), record a
 passed run whose step had that injection, and the trust change it caused (0.5 -> 0.55, read
 back with get_observation); plus bad input answered as a tool error (isError), an unknown id,
-propose_decisions / list_observations, observation_history / undo_run, and the harness tools (a call's own state_dir is
+propose_decisions (its add waits in the review queue: list_pending shows it, review_pending
+approves it only where the server allows review over MCP), list_observations,
+observation_history / undo_run, and the harness tools (a call's own state_dir is
 accepted over stdio, refused over HTTP). The SDK validates every structured result against
 the tool's advertised output schema, so a schema that lies fails here.
 
@@ -55,6 +58,8 @@ TOOLS = [
     "get_observation",
     "observation_history",
     "undo_run",
+    "list_pending",
+    "review_pending",
     "harness_append",
     "harness_issue",
     "harness_context",
@@ -190,7 +195,8 @@ async def scenario(
     async def trust_before() -> None:
         got = structured(await client.call_tool("get_observation", {"id": REVIEWS}))
         assert got["trust"] == 0.5, got
-        assert (got["tier"], got["scope"]) == ("products", PRODUCT), got
+        assert (got["tier"], got["scope"], got["place"]) == ("products", PRODUCT, "memory"), got
+        assert got["evidence"]["runs"] == 0, got
 
     async def query() -> None:
         args = {"product": PRODUCT, "test": TEST_ID, "step_text": STEP, "run_id": run_id, "step_index": 1}
@@ -229,6 +235,7 @@ async def scenario(
         got = structured(await client.call_tool("get_observation", {"id": REVIEWS}))
         assert abs(got["trust"] - 0.55) < 1e-9, got
         assert got["confirmed_count"] == 3, got
+        assert got["evidence"]["runs"] == 1 and got["evidence"]["passed"] == 1, got
 
     async def bad_input() -> None:
         result = await client.call_tool("query_memory", {"test": TEST_ID, "step_text": STEP})
@@ -278,11 +285,25 @@ async def scenario(
                 "propose_decisions", {"product": PRODUCT, "test": TEST_ID, "decisions": decisions}
             )
         )
-        assert log["added"] == 1 and log["errors"] == [], log
-        page = structured(
-            await client.call_tool("list_observations", {"tier": "products", "scope": PRODUCT, "text": "wishlist"})
-        )
+        assert log.get("proposed") == 1 and log["added"] == 0 and log["errors"] == [], log
+        proposal = next(d["observationId"] for d in log["deltas"] if d["action"] == "propose")
+        listing = {"tier": "products", "scope": PRODUCT, "text": "wishlist"}
+        page = structured(await client.call_tool("list_observations", listing))
+        assert page["total"] == 0, f"a proposal is not served before review: {page}"
+        queue = structured(await client.call_tool("list_pending", {}))
+        assert [p["id"] for p in queue["pending"]] == [proposal], queue
+        assert queue["pending"][0]["place"] == "pending", queue
+        decision = {"id": proposal, "decision": "approve", "reasoning": f"checked ({label})"}
+        result = await client.call_tool("review_pending", decision)
+        if not label.endswith("auto"):
+            # The agent's own server may not approve what the agent proposed.
+            assert error_of(result)["code"] == "review_not_allowed"
+            return
+        outcome = structured(result)
+        assert outcome["action"] == "approve" and outcome["place"] == "memory", outcome
+        page = structured(await client.call_tool("list_observations", listing))
         assert page["total"] == 1 and page["observations"][0]["trust"] == 0.5, page
+        assert structured(await client.call_tool("list_pending", {}))["pending"] == []
 
     async def harness() -> None:
         args = {"state_dir": str(state_dir), "role": "worker", "feature": "F-001", "text": "seed the db first"}
@@ -337,14 +358,16 @@ async def run_all() -> Results:
             root = fresh_root(tmp, label.replace("/", "-"))
             # The identity dir (for state_dir calls) inside the temp dir, never the user's home.
             env = {"CURATOR_IDENTITY": str(root.parent / "identity")}
-            params = StdioServerParameters(command=binary, args=["--root", str(root), "mcp"], env=env)
+            extra = ["--allow-review"] if mode == "auto" else []
+            params = StdioServerParameters(command=binary, args=["--root", str(root), "mcp", *extra], env=env)
             state_dir = root.parent / ".harness"
             await connect_and_run(results, label, lambda: Client(params, mode=mode), version, state_dir)
         for mode in ("legacy", "auto"):
             label = f"http/{mode}"
             root = fresh_root(tmp, label.replace("/", "-"))
             try:
-                server = HttpServer(binary, root, tmp / f"serve-{mode}.log")
+                extra = ["--mcp-review"] if mode == "auto" else []
+                server = HttpServer(binary, root, tmp / f"serve-{mode}.log", extra)
             except RuntimeError as e:
                 results.failed += 1
                 print(f"FAIL {label}: start curator serve: {e}")

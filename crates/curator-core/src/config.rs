@@ -48,7 +48,16 @@ const MEMORY_KEYS: [&str; 14] = [
     "circuitBreakerThreshold",
 ];
 const CURATOR_PATH: &str = "curator";
-const CURATOR_KEYS: [&str; 5] = ["queryMode", "llm", "store", "unknownKeys", "serve"];
+const CURATOR_KEYS: [&str; 8] = [
+    "queryMode",
+    "llm",
+    "store",
+    "unknownKeys",
+    "serve",
+    "policy",
+    "review",
+    "probationRate",
+];
 const SERVE_PATH: &str = "curator.serve";
 const SERVE_KEYS: [&str; 1] = ["allowedHosts"];
 const LLM_PATH: &str = "curator.llm";
@@ -98,6 +107,36 @@ pub enum QueryMode {
     /// The whole sanitised step as one phrase: agent-qa's behaviour.
     Phrase,
 }
+
+/// How a failure proven by ablation is blamed on memory (`curator.policy`, issue 18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BlamePolicy {
+    /// curator's default: outcome evidence decides which observations injected at or before
+    /// the failure are deprecated, and observations below minTrust get probation injections.
+    #[default]
+    Evidence,
+    /// agent-qa's exact rules (spec §5.5, §8): every failed run deprecates what was injected
+    /// into its first failed step, whatever the ablation rerun showed; no probation.
+    AgentQa,
+}
+
+/// Whether new memory proposed by an agent or a model waits for review (`curator.review`,
+/// issue 18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReviewMode {
+    /// Proposals are written to their tier folder at once, as agent-qa does.
+    Off,
+    /// Proposals wait in the review queue; they are approved by a person, or after passing
+    /// probation injections (curator's default).
+    #[default]
+    Auto,
+    /// Proposals wait in the review queue until a person approves or rejects them.
+    Manual,
+}
+
+/// The default chance that a step of a run gets a probation injection (issue 18); at most one
+/// step of a run gets one.
+pub const DEFAULT_PROBATION_RATE: f64 = 1.0;
 
 /// The effective memory settings curator uses.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,7 +209,7 @@ impl MemoryConfig {
 }
 
 /// curator's own options: the top-level `curator:` block, which agent-qa ignores.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CuratorOptions {
     /// `queryMode`: `terms` (default) or `phrase`.
     pub query_mode: QueryMode,
@@ -184,8 +223,31 @@ pub struct CuratorOptions {
     /// `unknownKeys`: `reject` (default: a key a run record or decisions document does not
     /// define is an error naming the nearest known key) or `ignore` (agent-qa's zod behaviour).
     pub ignore_unknown_keys: bool,
+    /// `policy`: `evidence` (default) or `agent-qa`.
+    pub policy: BlamePolicy,
+    /// `review`: `off`, `auto` (default) or `manual`.
+    pub review: ReviewMode,
+    /// `probationRate`: the chance in `[0, 1]` that a step of a run gets a probation
+    /// injection (default [`DEFAULT_PROBATION_RATE`]; 0 turns probation off).
+    pub probation_rate: f64,
     /// `serve`: settings of `curator serve`.
     pub serve: ServeOptions,
+}
+
+impl Default for CuratorOptions {
+    fn default() -> Self {
+        CuratorOptions {
+            query_mode: QueryMode::default(),
+            block_present: false,
+            llm: LlmOptions::default(),
+            store: None,
+            policy: BlamePolicy::default(),
+            review: ReviewMode::default(),
+            probation_rate: DEFAULT_PROBATION_RATE,
+            ignore_unknown_keys: false,
+            serve: ServeOptions::default(),
+        }
+    }
 }
 
 /// `curator.serve`: settings of `curator serve` (issue 13 item 3).
@@ -401,7 +463,39 @@ fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError
             return Err(b.err("serve", format!("must be a mapping, got {}", show(other))));
         }
     };
-    Ok(CuratorOptions { query_mode, block_present: true, llm, store, ignore_unknown_keys, serve })
+    let policy = match b.string("policy")? {
+        None => BlamePolicy::default(),
+        Some("evidence") => BlamePolicy::Evidence,
+        Some("agent-qa") => BlamePolicy::AgentQa,
+        Some(other) => {
+            return Err(
+                b.err("policy", format!("must be \"evidence\" or \"agent-qa\", got {other:?}"))
+            );
+        }
+    };
+    let review = match b.string("review")? {
+        None => ReviewMode::default(),
+        Some("off") => ReviewMode::Off,
+        Some("auto") => ReviewMode::Auto,
+        Some("manual") => ReviewMode::Manual,
+        Some(other) => {
+            return Err(
+                b.err("review", format!("must be \"off\", \"auto\" or \"manual\", got {other:?}"))
+            );
+        }
+    };
+    let probation_rate = b.unit("probationRate", DEFAULT_PROBATION_RATE)?;
+    Ok(CuratorOptions {
+        query_mode,
+        block_present: true,
+        llm,
+        store,
+        policy,
+        review,
+        probation_rate,
+        ignore_unknown_keys,
+        serve,
+    })
 }
 
 fn serve_block(map: &Map<String, Value>) -> Result<ServeOptions, ConfigError> {
@@ -655,5 +749,35 @@ mod tests {
         assert!(!c.curator.ignore_unknown_keys);
         let err = Config::from_yaml_str("curator:\n  unknownKeys: maybe\n", dir).unwrap_err();
         assert!(err.to_string().contains("curator.unknownKeys"), "{err}");
+    }
+
+    #[test]
+    fn policy_review_and_probation_rate_have_defaults_and_named_errors() {
+        let dir = Path::new("/cfg");
+        let c = Config::from_yaml_str("", dir).unwrap();
+        assert_eq!(
+            (c.curator.policy, c.curator.review, c.curator.probation_rate),
+            (BlamePolicy::Evidence, ReviewMode::Auto, DEFAULT_PROBATION_RATE)
+        );
+        let c = Config::from_yaml_str(
+            "curator:\n  policy: agent-qa\n  review: off\n  probationRate: 0\n",
+            dir,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.curator.policy, c.curator.review, c.curator.probation_rate),
+            (BlamePolicy::AgentQa, ReviewMode::Off, 0.0)
+        );
+        let c = Config::from_yaml_str("curator:\n  review: manual\n", dir).unwrap();
+        assert_eq!(c.curator.review, ReviewMode::Manual);
+        for (text, key) in [
+            ("curator:\n  policy: strict\n", "curator.policy"),
+            ("curator:\n  review: yes\n", "curator.review"),
+            ("curator:\n  review: true\n", "curator.review"),
+            ("curator:\n  probationRate: 2\n", "curator.probationRate"),
+        ] {
+            let err = Config::from_yaml_str(text, dir).unwrap_err().to_string();
+            assert!(err.starts_with(key), "{text}: {err}");
+        }
     }
 }

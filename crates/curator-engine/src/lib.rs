@@ -7,10 +7,12 @@
 pub mod breaker;
 pub mod curate;
 pub mod eval;
+pub mod probation;
 pub mod providers;
 pub mod query;
 #[cfg(unix)]
 pub mod query_socket;
+pub mod review;
 pub mod runs;
 pub mod scopes;
 pub mod session;

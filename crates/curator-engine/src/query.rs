@@ -22,6 +22,7 @@ use curator_store::index::{
 use curator_store::{FileStore, FileStoreOptions, Store};
 use serde::{Deserialize, Serialize};
 
+use crate::probation::ProbationOptions;
 use crate::scopes::{SuiteContext, step_selectors};
 use crate::session::{SessionError, record_injection_in, validate_run_id};
 
@@ -49,6 +50,9 @@ pub struct QueryOptions {
     pub run: Option<RunStep>,
     /// What was skipped and why; returned with the answer.
     pub warnings: Vec<String>,
+    /// Probation injections for steps of a recorded run (issue 18); `None` (the library's
+    /// default) never injects below minTrust or from the review queue.
+    pub probation: Option<ProbationOptions>,
 }
 
 /// A step of a run, for the run session.
@@ -93,6 +97,7 @@ impl QueryOptions {
             min_relevance: DEFAULT_MIN_RELEVANCE,
             run: None,
             warnings,
+            probation: None,
         }
     }
 
@@ -146,6 +151,13 @@ pub struct InjectedObservation {
     /// `products`, `suites` or `tests`.
     pub tier: String,
     pub scope: String,
+    /// Injected on probation (below minTrust, or waiting for review): issue 18.
+    /// Absent when false, so a reader must default it (the query socket reads it back).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub probation: bool,
+    /// A proposal from the review queue (injected on probation).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 /// The answer for one step: `formatted` is the §4 block, `None` when nothing is injected.
@@ -212,15 +224,32 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
         min_relevance: opts.min_relevance,
         keep_ratio: DEFAULT_KEEP_RATIO,
     };
-    let hits = store.search(&req).map_err(|e| match e {
+    let store_error = |e| match e {
         curator_store::Error::Index(e) => QueryError::Index(e),
         e => QueryError::Store(e),
-    })?;
+    };
+    let mut hits = store.search(&req).map_err(store_error)?;
+    let chosen = match (&opts.run, &opts.probation) {
+        (Some(run), Some(probation)) => {
+            crate::probation::choose(store, &req, &hits, &run.run_id, run.step, probation)
+                .map_err(store_error)?
+        }
+        _ => None,
+    };
+    let probation = chosen.as_ref().map(|(hit, pending)| (hit.id.clone(), *pending));
+    hits.extend(chosen.map(|(hit, _)| hit));
     let mut outcome = outcome(hits);
     outcome.warnings.clone_from(&opts.warnings);
+    if let (Some(last), Some((_, pending))) = (outcome.observations.last_mut(), &probation) {
+        last.probation = true;
+        last.pending = *pending;
+    }
     if let Some(run) = &opts.run {
         let ids: Vec<String> = outcome.observations.iter().map(|o| o.id.clone()).collect();
-        record_injection_in(store, &run.run_id, run.step, &ids)?;
+        let probation_id = probation.as_ref().map(|(id, _)| id.as_str());
+        store
+            .record_step(&run.run_id, run.step, &ids, probation_id)
+            .map_err(|e| QueryError::Session(SessionError::Store(e)))?;
     }
     Ok(outcome)
 }
@@ -242,6 +271,8 @@ pub fn outcome(hits: Vec<Hit>) -> QueryOutcome {
             score: h.score,
             tier: h.tier.dir_name().to_owned(),
             scope: h.scope.as_str().to_owned(),
+            probation: false,
+            pending: false,
         })
         .collect();
     QueryOutcome { observations, formatted, warnings: Vec::new() }

@@ -41,6 +41,7 @@ use curator_store::index::QueryMode;
 use serde::{Deserialize, Serialize};
 
 use crate::breaker::Breaker;
+use crate::probation::ProbationOptions;
 use crate::query::{QueryOptions, QueryOutcome, RunStep, query_in};
 use crate::scopes::SuiteContext;
 
@@ -87,6 +88,9 @@ struct Request {
     phrase: bool,
     min_relevance: f64,
     run: Option<(String, u64)>,
+    /// Probation injections for the run's step (issue 18), resolved from the client's config.
+    #[serde(default)]
+    probation: Option<ProbationOptions>,
     /// The circuit breaker to honour, when the client's config enables breakers.
     breaker: Option<String>,
     /// What the client skipped while resolving its options (returned with the answer).
@@ -197,6 +201,7 @@ pub fn ask(root: &Path, opts: &QueryOptions, breaker: Option<&str>) -> Result<An
         phrase: opts.mode == QueryMode::Phrase,
         min_relevance: opts.min_relevance,
         run: opts.run.as_ref().map(|r| (r.run_id.clone(), r.step)),
+        probation: opts.probation,
         breaker: breaker.map(str::to_owned),
         warnings: opts.warnings.clone(),
     };
@@ -388,6 +393,7 @@ impl Server {
         opts.mode = if r.phrase { QueryMode::Phrase } else { QueryMode::Terms };
         opts.min_relevance = r.min_relevance;
         opts.run = r.run.map(|(run_id, step)| RunStep { run_id, step });
+        opts.probation = r.probation;
         let store = self.store.as_ref();
         if let Some(key) = &r.breaker
             && Breaker::is_tripped_in(store, key).map_err(|e| e.to_string())?

@@ -120,6 +120,8 @@ mod tests {
             after_file: Some("b".into()),
             txn: txn.map(Into::into),
             reverts: reverts.map(Into::into),
+            place: curator_store::Place::Memory,
+            evidence: None,
         }
     }
 

@@ -68,6 +68,34 @@ pub fn record_injection_in(
     Ok(store.record_injection(run_id, step, ids)?)
 }
 
+/// Completes `record` from its run session in `store`: every step without an `injected` list
+/// takes the ids `query --run-id` recorded (none when no session exists), and every step takes
+/// the probation id recorded for it when it is among its injections.
+pub fn fill_from_session(
+    store: &dyn Store,
+    record: &mut crate::curate::RunRecord,
+) -> Result<(), SessionError> {
+    let session = match &record.run_id {
+        Some(run_id) => match load_session_in(store, run_id) {
+            Ok(session) => session,
+            // A store without sessions cannot have recorded any: nothing to fill in.
+            Err(SessionError::Store(curator_store::Error::Unsupported { .. })) => None,
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    let session = session.unwrap_or_default();
+    if record.needs_session() {
+        let injected =
+            session.injected.iter().map(|(step, ids)| (*step as usize, ids.clone())).collect();
+        record.fill_injected(&injected);
+    }
+    let probation =
+        session.probation.iter().map(|(step, id)| (*step as usize, id.clone())).collect();
+    record.fill_probation(&probation);
+    Ok(())
+}
+
 /// The file store at `root` (opening one reads nothing but the root's path).
 fn file_store(root: &Path) -> Result<FileStore, SessionError> {
     Ok(FileStore::open(root, FileStoreOptions::default())?)

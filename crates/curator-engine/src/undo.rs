@@ -9,13 +9,17 @@
 //! each entry is reverted to its exact `before_file` text (byte for byte, no re-rendering) and
 //! journaled with action `undo` under the run id `undo-<RUN_ID>`, marked as reverting that
 //! application's transaction, so an undo can itself be undone. Journal-only entries (an
-//! ablation's exoneration) change no file and are skipped. Which application to revert is read
-//! under the lock, so two undos of one run at once revert it once.
+//! ablation's exoneration or a spared suspect) change no file and are skipped. Which
+//! application to revert is read under the lock, so two undos of one run at once revert it
+//! once. Entries of the review queue (`place: pending`: a proposal, an approval's removal from
+//! the queue, a rejection) are reverted in the queue, so undoing an approval puts the proposal
+//! back in the queue and takes it out of memory. The application's outcome evidence (issue
+//! 18) is reverted with it: a recorded run stops counting, and undoing that undo records it again.
 
 use std::collections::HashMap;
 
 use curator_core::{ObservationId, ScopeName, Tier};
-use curator_store::{Action, JournalEntry, JournalFilter, Store};
+use curator_store::{Action, JournalEntry, JournalFilter, Place, Store, Transaction};
 use serde::Serialize;
 
 use crate::runs::{RunApplications, UNDO_PREFIX};
@@ -44,6 +48,10 @@ pub struct UndoReport {
     pub generation: u32,
     /// Reverted changes, newest first (the order they were reverted in).
     pub reverted: Vec<RevertedChange>,
+    /// Runs whose outcome evidence the undo reverted (issue 18): the run's own, which stops
+    /// counting, or — undoing an undo — the one that counts again. Left out when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
 }
 
 /// Why an undo did nothing.
@@ -78,10 +86,37 @@ pub enum UndoError {
 
 /// An entry's file, parsed.
 struct Target {
+    place: Place,
     tier: Tier,
     scope: ScopeName,
     id: ObservationId,
+    /// The file relative to the root (`.curator/pending/…` in the review queue).
     file: String,
+}
+
+impl Target {
+    fn read(&self, tx: &mut dyn Transaction) -> curator_store::Result<Option<String>> {
+        match self.place {
+            Place::Memory => tx.read_text(self.tier, &self.scope, &self.id),
+            Place::Pending => tx.pending_read_text(self.tier, &self.scope, &self.id),
+        }
+    }
+
+    fn restore(
+        &self,
+        tx: &mut dyn Transaction,
+        text: Option<&str>,
+        reasoning: &str,
+    ) -> curator_store::Result<()> {
+        match self.place {
+            Place::Memory => {
+                tx.restore(self.tier, &self.scope, &self.id, text, Action::Undo, reasoning)
+            }
+            Place::Pending => {
+                tx.pending_restore(self.tier, &self.scope, &self.id, text, Action::Undo, reasoning)
+            }
+        }
+    }
 }
 
 fn target(run_id: &str, e: &JournalEntry) -> Result<Target, UndoError> {
@@ -94,8 +129,12 @@ fn target(run_id: &str, e: &JournalEntry) -> Result<Target, UndoError> {
         e.tier.parse().map_err(|err: curator_core::ScopeError| bad(err.to_string()))?;
     let scope = ScopeName::new(e.scope.as_str()).map_err(|err| bad(err.to_string()))?;
     let id = ObservationId::parse(&e.id).map_err(|err| bad(err.to_string()))?;
-    let file = format!("{}/{}/{}.md", tier.dir_name(), scope, id);
-    Ok(Target { tier, scope, id, file })
+    let prefix = match e.place {
+        Place::Memory => "",
+        Place::Pending => ".curator/pending/",
+    };
+    let file = format!("{prefix}{}/{}/{}.md", tier.dir_name(), scope, id);
+    Ok(Target { place: e.place, tier, scope, id, file })
 }
 
 /// Reverts every file change of the newest standing application of `run_id`, or refuses
@@ -108,9 +147,11 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
     let mut refusal: Option<UndoError> = None;
     let mut reverted = Vec::new();
     let mut generation = 0;
+    let mut evidence_runs = Vec::new();
     store.transact(Some(&undo_run_id), &mut |tx| {
         // A database store may run this again after a conflict: start from nothing.
         (refusal, reverted, generation) = (None, Vec::new(), 0);
+        evidence_runs.clear();
         let run = RunApplications::load(&mut |f| tx.journal(f), run_id)?;
         let Some(app) = run.standing() else {
             refusal = Some(if run.applications.is_empty() {
@@ -126,7 +167,9 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
         generation = app.generation;
         let entries: Vec<&JournalEntry> =
             app.entries.iter().filter(|e| e.changes_a_file()).collect();
-        if entries.is_empty() {
+        let evidence: Vec<&JournalEntry> =
+            app.entries.iter().filter(|e| e.evidence.is_some()).collect();
+        if entries.is_empty() && evidence.is_empty() {
             refusal = Some(UndoError::NothingToUndo { run_id: run_id.to_owned() });
             return Ok(());
         }
@@ -143,7 +186,7 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
         for (e, t) in entries.iter().zip(&targets).rev() {
             let current = match expected.get(t.file.as_str()) {
                 Some(text) => text.clone(),
-                None => tx.read_text(t.tier, &t.scope, &t.id)?,
+                None => t.read(tx)?,
             };
             if current != e.after_file {
                 let reason = match (&current, &e.after_file) {
@@ -166,20 +209,32 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
                 "undo of run {run_id} (generation {}): reverts {:?} at {}",
                 app.generation, e.action, e.time
             );
-            tx.restore(
-                t.tier,
-                &t.scope,
-                &t.id,
-                e.before_file.as_deref(),
-                Action::Undo,
-                &reasoning,
-            )?;
+            t.restore(tx, e.before_file.as_deref(), &reasoning)?;
             reverted.push(RevertedChange { action: e.action, file: t.file.clone() });
+        }
+        // The run's outcome evidence goes with its application: each evidence entry is
+        // reverted by its opposite, in the same transaction.
+        for e in evidence.iter().rev() {
+            let Some(run) = e.evidence.as_deref() else { continue };
+            let changed = match e.action {
+                Action::Evidence => tx.retract_evidence(run)?,
+                Action::Retract => tx.record_evidence(run)?,
+                _ => false,
+            };
+            if changed {
+                evidence_runs.push(run.run_id.clone());
+            }
         }
         Ok(())
     })?;
     if let Some(refusal) = refusal {
         return Err(refusal);
     }
-    Ok(UndoReport { run_id: run_id.to_owned(), undo_run_id, generation, reverted })
+    Ok(UndoReport {
+        run_id: run_id.to_owned(),
+        undo_run_id,
+        generation,
+        reverted,
+        evidence: evidence_runs,
+    })
 }

@@ -1,10 +1,13 @@
 //! §5.5 failed runs and §8 ablation as ARCHITECTURE.md decides: which observations a failed run
-//! contradicts, and that no provider is consulted.
+//! contradicts, and that no provider is consulted. Selective blame by evidence (issue 18) has
+//! its own tests in `curate_blame.rs`; here a failure's suspects have no record yet.
 
 mod support;
 
 use curator_core::Tier;
-use curator_engine::curate::{CurateCase, CurateOptions, MemoryLog, RunRecord, curate};
+use curator_engine::curate::{
+    BlamePolicy, CurateCase, CurateOptions, MemoryLog, RunRecord, curate,
+};
 use curator_engine::providers::{CuratorInput, DecisionProvider, ProviderAnswer, ProviderError};
 use curator_store::{Action, JournalFilter, Store};
 use serde_json::{Value, json};
@@ -85,7 +88,7 @@ fn a_cancelled_run_takes_the_same_path() {
 }
 
 #[test]
-fn no_failed_step_or_no_injection_changes_nothing_and_takes_no_lock() {
+fn no_failed_step_or_no_injection_changes_nothing() {
     let store = MemStore::new();
     let ids = seeded(&store);
     let journal = store.journal(&JournalFilter::default()).unwrap().len();
@@ -94,10 +97,14 @@ fn no_failed_step_or_no_injection_changes_nothing_and_takes_no_lock() {
         record("failed", json!([{"name": "one", "status": "passed", "injected": [ids.early]}])),
     );
     assert!(log.is_empty() && log.errors.is_empty());
-    let log =
-        run(&store, record("failed", json!([{"name": "one", "status": "failed", "injected": []}])));
-    assert!(log.is_empty());
-    assert_eq!(store.journal(&JournalFilter::default()).unwrap().len(), journal);
+    let mut second = record("failed", json!([{"name": "one", "status": "failed", "injected": []}]));
+    second["run_id"] = json!("r_test2");
+    let log = run(&store, second);
+    assert!(log.is_empty() && !log.already_applied);
+    // Each run's outcome evidence is journaled (issue 18); nothing else is.
+    let after = store.journal(&JournalFilter::default()).unwrap();
+    assert_eq!(after.iter().filter(|e| e.evidence.is_none()).count(), journal);
+    assert_eq!(after.iter().filter(|e| e.action == Action::Evidence).count(), 2);
 }
 
 #[test]
@@ -116,23 +123,49 @@ fn a_missing_file_is_a_log_error_and_a_contradiction_at_the_floor_deletes() {
 }
 
 #[test]
-fn ablation_passed_contradicts_every_injected_observation_once() {
+fn ablation_passed_blames_every_unknown_suspect_at_or_before_the_failure_once() {
     let store = MemStore::new();
     let ids = seeded(&store);
     let mut r = record("failed", steps(&ids));
     r["ablation"] = json!({"status": "passed"});
     let log = run(&store, r);
     assert_eq!(log.case, CurateCase::AblationPassed);
-    for i in [&ids.early, &ids.failed, &ids.both, &ids.later] {
+    for i in [&ids.early, &ids.failed, &ids.both] {
         assert_eq!(trust(&store, i), 0.4, "{i}");
     }
-    assert_eq!(log.deprecated, 4);
+    assert_eq!(trust(&store, &ids.later), 0.5, "injected after the failure: not a suspect");
+    assert_eq!(log.deprecated, 3);
     assert!(log.summary().starts_with(
         "  Memory: ablation confirmed memory caused failure -- penalizing observations\n"
     ));
     assert!(
-        log.deltas.iter().all(|d| d.reasoning.contains("Ablation rerun without memory passed"))
+        log.deltas.iter().all(|d| d.reasoning.contains("Ablation rerun without memory passed")
+            && d.reasoning.contains("no record before this run"))
     );
+}
+
+#[test]
+fn agent_qa_policy_applies_the_first_failed_step_rule_whatever_the_rerun_showed() {
+    for ablation in ["passed", "failed"] {
+        let store = MemStore::new();
+        let ids = seeded(&store);
+        let mut r = record("failed", steps(&ids));
+        r["ablation"] = json!({"status": ablation});
+        let record = RunRecord::from_value(&r).unwrap();
+        let options = CurateOptions { policy: BlamePolicy::AgentQa, ..CurateOptions::default() };
+        let log = curate(&store, &record, &MustNotBeAsked, &options).unwrap();
+        assert_eq!(
+            (trust(&store, &ids.failed), trust(&store, &ids.both)),
+            (0.4, 0.4),
+            "{ablation}"
+        );
+        assert_eq!(
+            (trust(&store, &ids.early), trust(&store, &ids.later)),
+            (0.5, 0.5),
+            "{ablation}"
+        );
+        assert!(log.deltas.iter().all(|d| d.reasoning.starts_with("Failure contradicted")));
+    }
 }
 
 #[test]
@@ -147,7 +180,9 @@ fn ablation_failed_exonerates_memory_and_journals_why() {
     for i in [&ids.early, &ids.failed, &ids.both, &ids.later] {
         assert_eq!(trust(&store, i), 0.5);
     }
-    let notes = store.journal(&JournalFilter { id: None, run_id: Some("r_test".into()) }).unwrap();
+    let mut notes =
+        store.journal(&JournalFilter { id: None, run_id: Some("r_test".into()) }).unwrap();
+    assert_eq!(notes.remove(0).action, Action::Evidence, "the run's evidence comes first");
     assert_eq!(notes.len(), 4);
     assert!(notes.iter().all(|e| e.action == Action::Exonerate
         && e.before == e.after

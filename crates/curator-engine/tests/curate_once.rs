@@ -10,6 +10,7 @@ use curator_core::Tier;
 use curator_engine::curate::{CurateOptions, Decisions, MemoryLog, RunRecord, curate};
 use curator_engine::providers::ExplicitProvider;
 use curator_engine::undo::{UndoError, undo};
+use curator_store::evidence::EvidenceQuery;
 use curator_store::{JournalFilter, Store};
 use serde_json::{Value, json};
 use support::*;
@@ -115,12 +116,37 @@ both!(undo_then_curate_then_undo_acts_on_each_generation, |store| {
     assert_eq!(text(store), original);
 });
 
-both!(a_run_that_changed_nothing_is_no_generation, |store| {
+both!(a_run_that_changed_no_memory_is_one_application_of_its_evidence, |store| {
+    // Nothing injected into the failed step: no observation changes, but the run's outcome
+    // evidence (the test's baseline) is recorded, once per application (issue 18).
     let failed_nothing_injected =
         record("failed", json!([{"name": "Log in", "status": "failed", "injected": []}]));
+    let baseline = |store: &dyn Store| {
+        let query = EvidenceQuery { ids: vec![], tests: vec!["t_login".into()] };
+        store.evidence(&query).unwrap().baseline("t_login").runs_failed
+    };
     let log = run(store, &failed_nothing_injected, &json!({"decisions": []}));
-    assert_eq!((log.already_applied, log.generation, log.changed_anything()), (false, None, false));
-    assert!(matches!(undo(store, "r_test"), Err(UndoError::UnknownRun { .. })));
+    assert_eq!((log.already_applied, log.generation, log.is_empty()), (false, Some(1), true));
+    assert_eq!(baseline(store), 1);
+    let retry = run(store, &failed_nothing_injected, &json!({"decisions": []}));
+    assert!(retry.already_applied, "a retried run is counted once");
+    assert_eq!(baseline(store), 1);
+    let undone = undo(store, "r_test").unwrap();
+    assert_eq!(
+        (undone.reverted.len(), undone.evidence.as_slice()),
+        (0, ["r_test".to_owned()].as_slice())
+    );
+    assert_eq!(baseline(store), 0, "undo retracts the run's evidence");
+    let again = run(store, &failed_nothing_injected, &json!({"decisions": []}));
+    assert_eq!((again.already_applied, again.generation), (false, Some(2)));
+    assert_eq!(baseline(store), 1);
+    undo(store, "r_test").unwrap();
+    assert_eq!(baseline(store), 0);
+    // Undoing that undo brings generation 2, and its evidence, back.
+    assert_eq!(undo(store, "undo-r_test").unwrap().evidence, ["r_test"]);
+    assert_eq!(baseline(store), 1);
+    assert!(run(store, &failed_nothing_injected, &json!({"decisions": []})).already_applied);
+    assert_eq!(baseline(store), 1);
 });
 
 #[test]

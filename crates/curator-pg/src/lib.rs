@@ -10,6 +10,7 @@
 //! The API is blocking. From async code call it inside `tokio::task::spawn_blocking`.
 
 mod error;
+mod evidence;
 mod migrate;
 mod row;
 mod search;

@@ -28,10 +28,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "journal_transactions",
         sql: include_str!("../migrations/0002_journal_transactions.sql"),
     },
+    Migration { version: 3, name: "trust", sql: include_str!("../migrations/0003_trust.sql") },
 ];
 
 /// The schema version this binary reads and writes: the newest embedded migration.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// Advisory lock key that serializes migrating openers (any constant unlikely to clash).
 const MIGRATION_LOCK: i64 = 0x6375_7261_746f_7201; // "curator" + 1

@@ -31,6 +31,7 @@ use curator_store::{Result, StoredObservation};
 use deadpool_postgres::GenericClient;
 
 use crate::row::{RawRow, phrase_query, quote_lexeme};
+use crate::sql::Table;
 use crate::store::PgStore;
 
 /// Most candidates terms mode ranks before the floor (as the index's `TERMS_CANDIDATES`).
@@ -70,7 +71,7 @@ const SCOPED: &str = "WITH sel AS (
             WITH ORDINALITY AS s(tier, scope, pos, snap, ord)
     )
     SELECT {columns}
-    FROM observations o JOIN sel s
+    FROM {table} o JOIN sel s
       ON o.tier = s.tier AND o.scope = s.scope
      AND (o.tier <> 'suites' OR o.position IS NULL
           OR (o.position = s.pos AND o.suite_snapshot = s.snap))";
@@ -78,8 +79,8 @@ const SCOPED: &str = "WITH sel AS (
 /// The columns `RawRow::from_row` reads, then the selector's ordinality (column 5).
 const ROW_COLUMNS: &str = "o.id, o.tier, o.scope, o.file_text, o.version, s.ord";
 
-fn scoped(columns: &str) -> String {
-    SCOPED.replace("{columns}", columns)
+fn scoped(table: Table, columns: &str) -> String {
+    SCOPED.replace("{columns}", columns).replace("{table}", table.name())
 }
 
 /// A served row that matched, with what ordering needs.
@@ -135,8 +136,9 @@ fn selector<'r>(req: &'r SearchRequest, i: usize, scope: &ScopeName) -> Option<&
 }
 
 impl PgStore {
-    /// Searches the request's scopes, best hit first (see the module doc for both modes).
-    pub(crate) fn search_rows(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+    /// Searches the request's scopes in `table`, best hit first (see the module doc for both
+    /// modes).
+    pub(crate) fn search_rows(&self, table: Table, req: &SearchRequest) -> Result<Vec<Hit>> {
         if req.max_results == 0 || req.scopes.is_empty() {
             return Ok(Vec::new());
         }
@@ -147,8 +149,8 @@ impl PgStore {
         let client = self.client()?;
         let sel = Selectors::new(&req.scopes);
         let found = match req.mode {
-            QueryMode::Phrase => self.block_on(phrase(&client, req, &sel, &sanitized)),
-            QueryMode::Terms => self.block_on(terms(&client, req, &sel, &sanitized)),
+            QueryMode::Phrase => self.block_on(phrase(&client, table, req, &sel, &sanitized)),
+            QueryMode::Terms => self.block_on(terms(&client, table, req, &sel, &sanitized)),
         };
         found.map_err(|e| Self::db_error("searching", e))
     }
@@ -156,6 +158,7 @@ impl PgStore {
 
 async fn phrase(
     c: &impl GenericClient,
+    table: Table,
     req: &SearchRequest,
     sel: &Selectors,
     sanitized: &str,
@@ -164,11 +167,13 @@ async fn phrase(
     if tokens.is_empty() {
         return Ok(Vec::new());
     }
-    let stmt = c.prepare_cached(&scoped("count(*), coalesce(sum(o.token_len), 0)::bigint")).await?;
+    let stmt =
+        c.prepare_cached(&scoped(table, "count(*), coalesce(sum(o.token_len), 0)::bigint")).await?;
     let row =
         c.query_one(&stmt, &[&sel.tiers, &sel.scopes, &sel.positions, &sel.snapshots]).await?;
     let (rows, total_tokens): (i64, i64) = (row.get(0), row.get(1));
-    let cand_sql = format!("{} WHERE o.phrase_tsv @@ $5::text::tsquery", scoped(ROW_COLUMNS));
+    let cand_sql =
+        format!("{} WHERE o.phrase_tsv @@ $5::text::tsquery", scoped(table, ROW_COLUMNS));
     let stmt = c.prepare_cached(&cand_sql).await?;
     let query = phrase_query(&tokens);
     let found =
@@ -206,17 +211,19 @@ async fn phrase(
 /// Terms mode: phrase mode's hits, then the ranked ones (module doc).
 async fn terms(
     c: &impl GenericClient,
+    table: Table,
     req: &SearchRequest,
     sel: &Selectors,
     sanitized: &str,
 ) -> Result<Vec<Hit>, tokio_postgres::Error> {
-    let exact = phrase(c, req, sel, sanitized).await?;
-    let ranked = ranked_terms(c, req, sel, sanitized).await?;
+    let exact = phrase(c, table, req, sel, sanitized).await?;
+    let ranked = ranked_terms(c, table, req, sel, sanitized).await?;
     Ok(phrase_hits_first(exact, ranked, req.max_results))
 }
 
 async fn ranked_terms(
     c: &impl GenericClient,
+    table: Table,
     req: &SearchRequest,
     sel: &Selectors,
     sanitized: &str,
@@ -240,7 +247,7 @@ async fn ranked_terms(
          SELECT q.l, (SELECT count(*) FROM seen WHERE seen.search_tsv @@ q.t::tsquery),
                 (SELECT count(*) FROM seen)
          FROM unnest($5::text[], $6::text[]) AS q(l, t)",
-        scoped("o.search_tsv")
+        scoped(table, "o.search_tsv")
     );
     let stmt = c.prepare_cached(&stats_sql).await?;
     let mut weights: HashMap<String, f64> = HashMap::new();
@@ -265,7 +272,7 @@ async fn ranked_terms(
         "{} WHERE o.search_tsv @@ $5::text::tsquery AND o.trust >= $7
          ORDER BY ts_rank(o.search_tsv, $5::text::tsquery) * o.trust DESC, s.ord, o.id COLLATE \"C\"
          LIMIT {TERMS_CANDIDATES}",
-        scoped(&columns)
+        scoped(table, &columns)
     );
     let stmt = c.prepare_cached(&cand_sql).await?;
     let found = c

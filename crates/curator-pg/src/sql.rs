@@ -6,24 +6,49 @@
 //! write (issue 7 item 3). Ids are ordered `COLLATE "C"` (byte order, which for ids equals the
 //! UTF-16 order agent-qa lists files in), whatever the database's default collation is.
 
-use curator_store::{Action, JournalEntry, JournalFilter};
+use curator_store::{Action, JournalEntry, JournalFilter, Place};
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Error;
 
 use crate::row::{Derived, RawRow};
 
+/// Which table of observation rows: served memory, or the review queue (issue 18). Both have
+/// the same columns; a statement names one of them, never a user-given string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Table {
+    Observations,
+    Pending,
+}
+
+impl Table {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Table::Observations => "observations",
+            Table::Pending => "pending_observations",
+        }
+    }
+
+    pub(crate) fn place(self) -> Place {
+        match self {
+            Table::Observations => Place::Memory,
+            Table::Pending => Place::Pending,
+        }
+    }
+}
+
 fn with_lock(sql: &str, lock: bool) -> String {
     if lock { format!("{sql} FOR UPDATE") } else { sql.to_owned() }
 }
 
-/// The row of `id`, wherever it lives.
+/// The row of `id` in `table`, wherever it lives there.
 pub(crate) async fn by_id(
     c: &impl GenericClient,
+    table: Table,
     id: &str,
     lock: bool,
 ) -> Result<Option<RawRow>, Error> {
     let sql = with_lock(
-        "SELECT id, tier, scope, file_text, version FROM observations WHERE id = $1",
+        &format!("SELECT id, tier, scope, file_text, version FROM {} WHERE id = $1", table.name()),
         lock,
     );
     let stmt = c.prepare_cached(&sql).await?;
@@ -33,13 +58,17 @@ pub(crate) async fn by_id(
 /// Every row of one scope, by id.
 pub(crate) async fn scope_rows(
     c: &impl GenericClient,
+    table: Table,
     tier: &str,
     scope: &str,
     lock: bool,
 ) -> Result<Vec<RawRow>, Error> {
     let sql = with_lock(
-        "SELECT id, tier, scope, file_text, version FROM observations
-         WHERE tier = $1 AND scope = $2 ORDER BY id COLLATE \"C\"",
+        &format!(
+            "SELECT id, tier, scope, file_text, version FROM {}
+             WHERE tier = $1 AND scope = $2 ORDER BY id COLLATE \"C\"",
+            table.name()
+        ),
         lock,
     );
     let stmt = c.prepare_cached(&sql).await?;
@@ -49,15 +78,17 @@ pub(crate) async fn scope_rows(
 /// Every row, optionally of one tier and/or scope, in tier, scope, id order.
 pub(crate) async fn all_rows(
     c: &impl GenericClient,
+    table: Table,
     tier: Option<&str>,
     scope: Option<&str>,
 ) -> Result<Vec<RawRow>, Error> {
     let stmt = c
-        .prepare_cached(
-            "SELECT id, tier, scope, file_text, version FROM observations
+        .prepare_cached(&format!(
+            "SELECT id, tier, scope, file_text, version FROM {}
              WHERE ($1::text IS NULL OR tier = $1) AND ($2::text IS NULL OR scope = $2)
              ORDER BY tier COLLATE \"C\", scope COLLATE \"C\", id COLLATE \"C\"",
-        )
+            table.name()
+        ))
         .await?;
     Ok(c.query(&stmt, &[&tier, &scope]).await?.iter().map(RawRow::from_row).collect())
 }
@@ -65,10 +96,14 @@ pub(crate) async fn all_rows(
 /// Inserts the row, or updates it in place when the id already lives at the same tier and
 /// scope (bumping `version`). Returns `false`, changing nothing, when the id exists elsewhere:
 /// checked by the statement itself, so a concurrent insert of the same id cannot move a row.
-pub(crate) async fn upsert(c: &impl GenericClient, d: &Derived) -> Result<bool, Error> {
+pub(crate) async fn upsert(
+    c: &impl GenericClient,
+    table: Table,
+    d: &Derived,
+) -> Result<bool, Error> {
     let stmt = c
-        .prepare_cached(
-            "INSERT INTO observations (id, tier, scope, title, content, trust, created,
+        .prepare_cached(&format!(
+            "INSERT INTO {t} (id, tier, scope, title, content, trust, created,
                  last_confirmed, confirmed_count, contradicted_count, source_test, position,
                  suite_snapshot, file_text, phrase_tsv, token_len)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
@@ -81,9 +116,10 @@ pub(crate) async fn upsert(c: &impl GenericClient, d: &Derived) -> Result<bool, 
                  source_test = EXCLUDED.source_test, position = EXCLUDED.position,
                  suite_snapshot = EXCLUDED.suite_snapshot, file_text = EXCLUDED.file_text,
                  phrase_tsv = EXCLUDED.phrase_tsv, token_len = EXCLUDED.token_len,
-                 version = observations.version + 1, updated_at = now()
-             WHERE observations.tier = EXCLUDED.tier AND observations.scope = EXCLUDED.scope",
-        )
+                 version = {t}.version + 1, updated_at = now()
+             WHERE {t}.tier = EXCLUDED.tier AND {t}.scope = EXCLUDED.scope",
+            t = table.name()
+        ))
         .await?;
     let n = c
         .execute(
@@ -114,12 +150,16 @@ pub(crate) async fn upsert(c: &impl GenericClient, d: &Derived) -> Result<bool, 
 /// Deletes the row of `id` at `tier`/`scope`; `false` when there was none.
 pub(crate) async fn delete(
     c: &impl GenericClient,
+    table: Table,
     tier: &str,
     scope: &str,
     id: &str,
 ) -> Result<bool, Error> {
     let stmt = c
-        .prepare_cached("DELETE FROM observations WHERE id = $1 AND tier = $2 AND scope = $3")
+        .prepare_cached(&format!(
+            "DELETE FROM {} WHERE id = $1 AND tier = $2 AND scope = $3",
+            table.name()
+        ))
         .await?;
     Ok(c.execute(&stmt, &[&id, &tier, &scope]).await? == 1)
 }
@@ -136,8 +176,8 @@ pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> 
     let stmt = c
         .prepare_cached(
             "INSERT INTO journal (time, run_id, action, tier, scope, id, reasoning, before, after,
-                 before_file, after_file, txn, reverts)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                 before_file, after_file, txn, reverts, place, evidence)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .await?;
     let json = |s: &Option<curator_core::ObservationSnapshot>| {
@@ -159,6 +199,8 @@ pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> 
             &e.after_file,
             &e.txn,
             &e.reverts,
+            &place_text(e.place),
+            &e.evidence.as_ref().and_then(|run| serde_json::to_value(run).ok()),
         ],
     )
     .await?;
@@ -180,6 +222,13 @@ pub(crate) async fn lock_run(c: &impl GenericClient, run_id: &str) -> Result<(),
     Ok(())
 }
 
+fn place_text(place: Place) -> &'static str {
+    match place {
+        Place::Memory => "memory",
+        Place::Pending => "pending",
+    }
+}
+
 /// Journal rows passing `filter`, oldest first; a row that does not decode is reported by its
 /// sequence number.
 pub(crate) async fn read_journal(
@@ -189,7 +238,7 @@ pub(crate) async fn read_journal(
     let stmt = c
         .prepare_cached(
             "SELECT seq, time, run_id, action, tier, scope, id, reasoning, before, after,
-                    before_file, after_file, txn, reverts
+                    before_file, after_file, txn, reverts, place, evidence
              FROM journal
              WHERE ($1::text IS NULL OR id = $1) AND ($2::text IS NULL OR run_id = $2)
              ORDER BY seq",
@@ -218,6 +267,11 @@ pub(crate) async fn read_journal(
                 after_file: r.get(11),
                 txn: r.get(12),
                 reverts: r.get(13),
+                place: serde_json::from_value(serde_json::Value::String(r.get(14)))?,
+                evidence: match r.get::<_, Option<serde_json::Value>>(15) {
+                    None => None,
+                    Some(v) => Some(Box::new(serde_json::from_value(v)?)),
+                },
             })
         })();
         match entry {

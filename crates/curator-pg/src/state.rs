@@ -14,10 +14,20 @@ use curator_store::Result;
 
 use crate::store::PgStore;
 
+/// A run's steps as stored: step → (injected ids, the probation id among them).
+pub(crate) type Steps = BTreeMap<u64, (Vec<String>, Option<String>)>;
+
 impl PgStore {
-    /// Records that `ids` were injected into `step` of `run_id` (replacing an earlier attempt
-    /// of the step; an empty `ids` removes the step's entry).
-    pub(crate) fn put_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+    /// Records that `ids` were injected into `step` of `run_id`, `probation` among them on
+    /// probation (replacing an earlier attempt of the step; an empty `ids` removes the step's
+    /// entry).
+    pub(crate) fn put_injection(
+        &self,
+        run_id: &str,
+        step: u64,
+        ids: &[String],
+        probation: Option<&str>,
+    ) -> Result<()> {
         let client = self.client()?;
         let step_i = i64::try_from(step).unwrap_or(i64::MAX);
         let done = self.block_on(async {
@@ -31,10 +41,12 @@ impl PgStore {
             } else {
                 client
                     .execute(
-                        "INSERT INTO run_steps (run_id, step, injected) VALUES ($1, $2, $3)
+                        "INSERT INTO run_steps (run_id, step, injected, probation)
+                         VALUES ($1, $2, $3, $4)
                          ON CONFLICT (run_id, step)
-                         DO UPDATE SET injected = EXCLUDED.injected, updated_at = now()",
-                        &[&run_id, &step_i, &ids],
+                         DO UPDATE SET injected = EXCLUDED.injected,
+                             probation = EXCLUDED.probation, updated_at = now()",
+                        &[&run_id, &step_i, &ids, &probation],
                     )
                     .await
             }
@@ -42,18 +54,18 @@ impl PgStore {
         done.map(drop).map_err(|e| Self::db_error(format!("recording run {run_id} step {step}"), e))
     }
 
-    /// Step → injected ids of `run_id` (empty when nothing was recorded).
-    pub(crate) fn session_steps(&self, run_id: &str) -> Result<BTreeMap<u64, Vec<String>>> {
+    /// Step → (injected ids, probation id) of `run_id` (empty when nothing was recorded).
+    pub(crate) fn session_steps(&self, run_id: &str) -> Result<Steps> {
         let client = self.client()?;
         let rows = self
             .block_on(client.query(
-                "SELECT step, injected FROM run_steps WHERE run_id = $1 ORDER BY step",
+                "SELECT step, injected, probation FROM run_steps WHERE run_id = $1 ORDER BY step",
                 &[&run_id],
             ))
             .map_err(|e| Self::db_error(format!("reading run {run_id}"), e))?;
         Ok(rows
             .iter()
-            .map(|r| (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), r.get(1)))
+            .map(|r| (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), (r.get(1), r.get(2))))
             .collect())
     }
 

@@ -163,15 +163,46 @@ impl PgStore {
     pub fn row_version(&self, id: &curator_core::ObservationId) -> Result<Option<i64>> {
         let client = self.client()?;
         let row = self
-            .block_on(sql::by_id(&client, id.as_str(), false))
+            .block_on(sql::by_id(&client, sql::Table::Observations, id.as_str(), false))
             .map_err(|e| Self::db_error(format!("reading {id}"), e))?;
         Ok(row.map(|r| r.version))
+    }
+
+    /// The served rows of `table` matching `filter`, and the ones that cannot be served.
+    fn listing(&self, table: sql::Table, filter: &ListFilter) -> Result<Listing> {
+        let client = self.client()?;
+        let tier = filter.tier.map(|t| t.dir_name());
+        let scope = filter.scope.as_ref().map(|s| s.as_str());
+        let rows = self
+            .block_on(sql::all_rows(&client, table, tier, scope))
+            .map_err(|e| Self::db_error(format!("listing {}", table.name()), e))?;
+        let mut listing = Listing::default();
+        for row in rows {
+            match row.into_stored() {
+                Ok(stored) => listing.observations.push(stored),
+                Err(problem) => listing.problems.push(problem),
+            }
+        }
+        Ok(listing)
+    }
+
+    /// The row of `id` in `table`, `None` when there is none.
+    fn row(
+        &self,
+        table: sql::Table,
+        id: &curator_core::ObservationId,
+    ) -> Result<Option<curator_store::StoredObservation>> {
+        let client = self.client()?;
+        let row = self
+            .block_on(sql::by_id(&client, table, id.as_str(), false))
+            .map_err(|e| Self::db_error(format!("reading {id}"), e))?;
+        row.map(|r| r.into_stored().map_err(refused)).transpose()
     }
 
     /// Every row as stored, in tier, scope, id order (export reads the exact texts).
     pub(crate) fn raw_rows(&self) -> Result<Vec<crate::row::RawRow>> {
         let client = self.client()?;
-        self.block_on(sql::all_rows(&client, None, None))
+        self.block_on(sql::all_rows(&client, sql::Table::Observations, None, None))
             .map_err(|e| Self::db_error("listing observations", e))
     }
 
@@ -278,31 +309,12 @@ fn backoff(n: u32) -> Duration {
 
 impl Store for PgStore {
     fn list(&self, filter: &ListFilter) -> Result<Listing> {
-        let client = self.client()?;
-        let tier = filter.tier.map(|t| t.dir_name());
-        let scope = filter.scope.as_ref().map(|s| s.as_str());
-        let rows = self
-            .block_on(sql::all_rows(&client, tier, scope))
-            .map_err(|e| Self::db_error("listing observations", e))?;
-        let mut listing = Listing::default();
-        for row in rows {
-            match row.into_stored() {
-                Ok(stored) => listing.observations.push(stored),
-                Err(problem) => listing.problems.push(problem),
-            }
-        }
-        Ok(listing)
+        self.listing(sql::Table::Observations, filter)
     }
 
     fn get(&self, id: &curator_core::ObservationId) -> Result<curator_store::StoredObservation> {
-        let client = self.client()?;
-        let row = self
-            .block_on(sql::by_id(&client, id.as_str(), false))
-            .map_err(|e| Self::db_error(format!("reading {id}"), e))?;
-        match row {
-            None => Err(Error::NotFound { id: id.to_string() }),
-            Some(row) => row.into_stored().map_err(refused),
-        }
+        self.row(sql::Table::Observations, id)?
+            .ok_or_else(|| Error::NotFound { id: id.to_string() })
     }
 
     fn transact(
@@ -335,20 +347,57 @@ impl Store for PgStore {
         })
     }
     fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
-        self.search_rows(req)
+        self.search_rows(sql::Table::Observations, req)
     }
 
     fn record_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
-        self.put_injection(run_id, step, ids)
+        self.put_injection(run_id, step, ids, None)
+    }
+
+    fn record_step(
+        &self,
+        run_id: &str,
+        step: u64,
+        ids: &[String],
+        probation: Option<&str>,
+    ) -> Result<()> {
+        self.put_injection(run_id, step, ids, probation)
     }
 
     fn load_session(&self, run_id: &str) -> Result<Option<RunSession>> {
-        let injected = self.session_steps(run_id)?;
-        Ok((!injected.is_empty()).then(|| RunSession {
-            run_id: run_id.to_owned(),
-            injected,
-            extra: serde_json::Map::new(),
-        }))
+        let steps = self.session_steps(run_id)?;
+        let mut session = RunSession { run_id: run_id.to_owned(), ..RunSession::default() };
+        for (step, (ids, probation)) in steps {
+            session.injected.insert(step, ids);
+            if let Some(p) = probation {
+                session.probation.insert(step, p);
+            }
+        }
+        Ok((!session.injected.is_empty()).then_some(session))
+    }
+
+    fn list_pending(&self, filter: &ListFilter) -> Result<Listing> {
+        self.listing(sql::Table::Pending, filter)
+    }
+
+    fn get_pending(
+        &self,
+        id: &curator_core::ObservationId,
+    ) -> Result<Option<curator_store::StoredObservation>> {
+        self.row(sql::Table::Pending, id)
+    }
+
+    fn search_pending(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+        self.search_rows(sql::Table::Pending, req)
+    }
+
+    fn evidence(
+        &self,
+        query: &curator_store::evidence::EvidenceQuery,
+    ) -> Result<curator_store::evidence::EvidenceView> {
+        let client = self.client()?;
+        self.block_on(crate::evidence::read(&client, query))
+            .map_err(|e| Self::db_error("reading outcome evidence", e))
     }
 
     fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {

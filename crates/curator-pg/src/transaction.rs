@@ -26,8 +26,10 @@ use curator_store::{
     Transaction, checked_file_text,
 };
 
+use curator_store::evidence::{EvidenceQuery, EvidenceView, RunEvidence};
+
 use crate::row::{Derived, RawRow, path_of, refused};
-use crate::sql;
+use crate::sql::{self, Table};
 use crate::store::{PgStore, is_conflict};
 
 /// Largest observation text written, as the file store's default `max_file_size` (1 MiB).
@@ -126,13 +128,13 @@ impl<'a> PgTransaction<'a> {
         })
     }
 
-    fn locked_row(&mut self, id: &str) -> Result<Option<RawRow>> {
+    fn locked_row(&mut self, table: Table, id: &str) -> Result<Option<RawRow>> {
         self.live()?;
-        let r = self.store.block_on(sql::by_id(&self.tx, id, true));
+        let r = self.store.block_on(sql::by_id(&self.tx, table, id, true));
         self.checked(format!("reading {id}"), r)
     }
 
-    fn journal(&mut self, change: Change<'_>) -> Result<()> {
+    fn journal(&mut self, table: Table, change: Change<'_>) -> Result<()> {
         let id = change.id;
         let snapshot = |text: Option<&String>| {
             text.and_then(|t| parse_observation(t, id).ok()).map(|o| o.snapshot())
@@ -151,6 +153,8 @@ impl<'a> PgTransaction<'a> {
             after_file: change.after,
             txn: None,
             reverts: None,
+            place: table.place(),
+            evidence: None,
         };
         self.append(entry)
     }
@@ -164,9 +168,12 @@ impl<'a> PgTransaction<'a> {
         self.checked(format!("journaling {}", entry.id), r)
     }
 
-    /// Stores `text` (already parsed as `observation`) at `tier`/`scope` and journals it.
+    /// Stores `text` (already parsed as `observation`) at `tier`/`scope` of `table` and
+    /// journals it.
+    #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,
+        table: Table,
         tier: Tier,
         scope: &ScopeName,
         observation: &Observation,
@@ -180,7 +187,7 @@ impl<'a> PgTransaction<'a> {
             let kind = ProblemKind::TooLarge { size: text.len() as u64, limit: MAX_TEXT as u64 };
             return Err(Error::Refused { path, kind });
         }
-        let existing = self.locked_row(id)?;
+        let existing = self.locked_row(table, id)?;
         let before = match existing {
             Some(row) if row.tier != tier.dir_name() || row.scope != scope.as_str() => {
                 return Err(Error::DuplicateId {
@@ -192,24 +199,27 @@ impl<'a> PgTransaction<'a> {
             None => None,
         };
         let derived = Derived::new(tier, scope, observation, text.clone());
-        let r = self.store.block_on(sql::upsert(&self.tx, &derived));
+        let r = self.store.block_on(sql::upsert(&self.tx, table, &derived));
         if !self.checked(format!("writing {id}"), r)? {
             // Inserted elsewhere by a concurrent transaction since our read.
             return Err(Error::DuplicateId { id: id.to_owned(), paths: vec![path] });
         }
-        self.journal(Change { action, tier, scope, id, reasoning, before, after: Some(text) })
+        let after = Some(text);
+        self.journal(table, Change { action, tier, scope, id, reasoning, before, after })
     }
 
-    /// Deletes the row at `tier`/`scope` and journals it; `false` when there was none.
+    /// Deletes the row at `tier`/`scope` of `table` and journals it; `false` when there was
+    /// none.
     fn remove(
         &mut self,
+        table: Table,
         tier: Tier,
         scope: &ScopeName,
         id: &ObservationId,
         action: Action,
         reasoning: &str,
     ) -> Result<bool> {
-        let before = match self.locked_row(id.as_str())? {
+        let before = match self.locked_row(table, id.as_str())? {
             Some(row) if row.tier == tier.dir_name() && row.scope == scope.as_str() => {
                 row.file_text
             }
@@ -217,6 +227,7 @@ impl<'a> PgTransaction<'a> {
         };
         let r = self.store.block_on(sql::delete(
             &self.tx,
+            table,
             tier.dir_name(),
             scope.as_str(),
             id.as_str(),
@@ -231,8 +242,47 @@ impl<'a> PgTransaction<'a> {
             before: Some(before),
             after: None,
         };
-        self.journal(change)?;
+        self.journal(table, change)?;
         Ok(true)
+    }
+
+    /// Puts `text` back at `tier`/`scope` of `table` byte for byte, or removes the row.
+    #[allow(clippy::too_many_arguments)]
+    fn restore_in(
+        &mut self,
+        table: Table,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        text: Option<&str>,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        match text {
+            // Restored byte for byte, not scanned or re-rendered (as the file store does); it
+            // must still parse, because every other column is derived from it.
+            Some(text) => {
+                let path = path_of(tier, scope, id);
+                let observation = parse_observation(text, id.as_str())
+                    .map_err(|source| Error::Parse { path, source })?;
+                self.write(table, tier, scope, &observation, text.to_owned(), action, reasoning)
+            }
+            // No row is already the state asked for: no change, so no journal row.
+            None => self.remove(table, tier, scope, id, action, reasoning).map(drop),
+        }
+    }
+
+    fn read_text_in(
+        &mut self,
+        table: Table,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+    ) -> Result<Option<String>> {
+        Ok(self
+            .locked_row(table, id.as_str())?
+            .filter(|row| row.tier == tier.dir_name() && row.scope == scope.as_str())
+            .map(|row| row.file_text))
     }
 }
 
@@ -254,7 +304,7 @@ fn iso_now() -> String {
 
 impl Transaction for PgTransaction<'_> {
     fn get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
-        match self.locked_row(id.as_str())? {
+        match self.locked_row(Table::Observations, id.as_str())? {
             None => Ok(None),
             Some(row) => row.into_stored().map(Some).map_err(refused),
         }
@@ -262,8 +312,14 @@ impl Transaction for PgTransaction<'_> {
 
     fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>> {
         self.live()?;
-        let r =
-            self.store.block_on(sql::scope_rows(&self.tx, tier.dir_name(), scope.as_str(), true));
+        let (tier_name, scope_name) = (tier.dir_name(), scope.as_str());
+        let r = self.store.block_on(sql::scope_rows(
+            &self.tx,
+            Table::Observations,
+            tier_name,
+            scope_name,
+            true,
+        ));
         let rows = self.checked(format!("listing {tier}/{scope}"), r)?;
         let mut served = Vec::with_capacity(rows.len());
         for row in rows {
@@ -285,7 +341,7 @@ impl Transaction for PgTransaction<'_> {
     ) -> Result<()> {
         let path = path_of(tier, scope, &observation.id);
         let (text, reread) = checked_file_text(observation, &path)?;
-        self.write(tier, scope, &reread, text, action, reasoning)
+        self.write(Table::Observations, tier, scope, &reread, text, action, reasoning)
     }
 
     fn delete(
@@ -296,7 +352,7 @@ impl Transaction for PgTransaction<'_> {
         action: Action,
         reasoning: &str,
     ) -> Result<()> {
-        if self.remove(tier, scope, id, action, reasoning)? {
+        if self.remove(Table::Observations, tier, scope, id, action, reasoning)? {
             Ok(())
         } else {
             Err(Error::NotFound { id: id.to_string() })
@@ -334,10 +390,7 @@ impl Transaction for PgTransaction<'_> {
         scope: &ScopeName,
         id: &ObservationId,
     ) -> Result<Option<String>> {
-        Ok(self
-            .locked_row(id.as_str())?
-            .filter(|row| row.tier == tier.dir_name() && row.scope == scope.as_str())
-            .map(|row| row.file_text))
+        self.read_text_in(Table::Observations, tier, scope, id)
     }
 
     fn restore(
@@ -349,17 +402,81 @@ impl Transaction for PgTransaction<'_> {
         action: Action,
         reasoning: &str,
     ) -> Result<()> {
-        match text {
-            // Restored byte for byte, not scanned or re-rendered (as the file store does); it
-            // must still parse, because every other column is derived from it.
-            Some(text) => {
-                let path = path_of(tier, scope, id);
-                let observation = parse_observation(text, id.as_str())
-                    .map_err(|source| Error::Parse { path, source })?;
-                self.write(tier, scope, &observation, text.to_owned(), action, reasoning)
-            }
-            // No row is already the state asked for: no change, so no journal row.
-            None => self.remove(tier, scope, id, action, reasoning).map(drop),
+        self.restore_in(Table::Observations, tier, scope, id, text, action, reasoning)
+    }
+
+    fn pending_get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        match self.locked_row(Table::Pending, id.as_str())? {
+            None => Ok(None),
+            Some(row) => row.into_stored().map(Some).map_err(refused),
         }
+    }
+
+    fn pending_put(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        observation: &Observation,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        let path = path_of(tier, scope, &observation.id);
+        // An id lives in one place: never queue a copy of a served observation.
+        if let Some(served) = self.locked_row(Table::Observations, observation.id.as_str())? {
+            return Err(Error::DuplicateId {
+                id: observation.id.to_string(),
+                paths: vec![served.path(), path],
+            });
+        }
+        let (text, reread) = checked_file_text(observation, &path)?;
+        self.write(Table::Pending, tier, scope, &reread, text, action, reasoning)
+    }
+
+    fn pending_read_text(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+    ) -> Result<Option<String>> {
+        self.read_text_in(Table::Pending, tier, scope, id)
+    }
+
+    fn pending_restore(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        text: Option<&str>,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        self.restore_in(Table::Pending, tier, scope, id, text, action, reasoning)
+    }
+
+    fn record_evidence(&mut self, run: &RunEvidence) -> Result<bool> {
+        self.live()?;
+        let r = self.store.block_on(crate::evidence::record(&self.tx, run));
+        if !self.checked(format!("recording the evidence of run {}", run.run_id), r)? {
+            return Ok(false);
+        }
+        // Journaled so that the run's application holds it and `undo` reverts it.
+        self.append(JournalEntry::evidence_change(self.run_id.clone(), run, Action::Evidence))?;
+        Ok(true)
+    }
+
+    fn retract_evidence(&mut self, run: &RunEvidence) -> Result<bool> {
+        self.live()?;
+        let r = self.store.block_on(crate::evidence::retract(&self.tx, run));
+        if !self.checked(format!("retracting the evidence of run {}", run.run_id), r)? {
+            return Ok(false);
+        }
+        self.append(JournalEntry::evidence_change(self.run_id.clone(), run, Action::Retract))?;
+        Ok(true)
+    }
+
+    fn evidence(&mut self, query: &EvidenceQuery) -> Result<EvidenceView> {
+        self.live()?;
+        let r = self.store.block_on(crate::evidence::read(&self.tx, query));
+        self.checked("reading outcome evidence".to_owned(), r)
     }
 }

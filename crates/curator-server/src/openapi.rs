@@ -106,8 +106,9 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             errors: &[BAD, TOO_LARGE, ("415", "body is not application/json"), REFUSED, LOCKED],
         }.build()),
         ("/observations/{id}", "get", Op {
-            summary: "Read one observation", params: vec![id_param()], body: None,
-            status: "200", result: schema_ref("Observation"), errors: &[BAD, MISSING],
+            summary: "Read one observation, with its outcome evidence", params: vec![id_param()],
+            body: None, status: "200", result: schema_ref("ObservationEvidence"),
+            errors: &[BAD, MISSING],
         }.build()),
         ("/observations/{id}", "patch", Op {
             summary: "Edit title, content and/or trust", params: vec![id_param()],
@@ -235,6 +236,38 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             result: json!({ "type": "object", "properties": { "fingerprint": { "type": "string" }, "changed": { "type": "boolean" } } }),
             errors: &[],
         }.build()),
+        ("/pending", "get", Op {
+            summary: "The review queue: proposals waiting for approval, with their probation record",
+            params: vec![], body: None, status: "200", result: schema_ref("PendingPage"), errors: &[],
+        }.build()),
+        ("/pending", "post", Op {
+            summary: "Propose an observation (an agent's): queued for review unless curator.review is off",
+            params: vec![], body: Some(json_body(schema_ref("NewObservation"), true)),
+            status: "201", result: schema_ref("ReviewOutcome"),
+            errors: &[BAD, TOO_LARGE, ("415", "body is not application/json"), REFUSED, LOCKED],
+        }.build()),
+        ("/pending/{id}", "get", Op {
+            summary: "One queued proposal with its probation record", params: vec![id_param()],
+            body: None, status: "200", result: schema_ref("ObservationEvidence"),
+            errors: &[BAD, ("404", "not waiting for review")],
+        }.build()),
+        ("/pending/{id}/approve", "post", Op {
+            summary: "Approve a proposal: it enters its tier folder unchanged (journaled, undoable)",
+            params: vec![id_param()], body: Some(json_body(schema_ref("Reason"), false)),
+            status: "200", result: schema_ref("ReviewOutcome"),
+            errors: &[BAD, ("404", "not waiting for review"), REFUSED, LOCKED],
+        }.build()),
+        ("/pending/{id}/reject", "post", Op {
+            summary: "Reject a proposal: it leaves the queue (journaled, undoable)",
+            params: vec![id_param()], body: Some(json_body(schema_ref("Reason"), false)),
+            status: "200", result: schema_ref("ReviewOutcome"),
+            errors: &[BAD, ("404", "not waiting for review"), LOCKED],
+        }.build()),
+        ("/observations/{id}/evidence", "get", Op {
+            summary: "An observation's outcome evidence (served or queued)", params: vec![id_param()],
+            body: None, status: "200", result: schema_ref("ObservationEvidence"),
+            errors: &[BAD, MISSING],
+        }.build()),
         ("/openapi.json", "get", Op {
             summary: "This document", params: vec![], body: None, status: "200", result: obj(), errors: &[],
         }.build()),
@@ -277,7 +310,8 @@ fn schemas() -> Value {
                 "min_trust": n, "max_injections": i, "mode": { "enum": ["terms", "phrase"] } } },
         "QueryOutcome": { "type": "object", "properties": {
             "observations": { "type": "array", "items": { "type": "object", "properties": {
-                "id": s, "title": s, "content": s, "trust": n, "score": n, "tier": s, "scope": s } } },
+                "id": s, "title": s, "content": s, "trust": n, "score": n, "tier": s, "scope": s,
+                "probation": { "type": "boolean" }, "pending": { "type": "boolean" } } } },
             "formatted": { "type": ["string", "null"] } } },
         "StepOutcome": { "allOf": [schema_ref("QueryOutcome"), { "type": "object", "properties": {
             "run_id": s, "step_index": i, "step": { "type": "integer", "deprecated": true, "description": "same as step_index (the name before issue 15)" }, "breaker_tripped": { "type": "boolean" } } }] },
@@ -286,11 +320,24 @@ fn schemas() -> Value {
                 "decisions": { "type": "object", "description": "agent-qa's decisions document; rules provider when absent" } } },
         "MemoryLog": { "type": "object", "properties": {
             "run_id": s, "case": s, "provider": s, "added": i, "confirmed": i, "deprecated": i,
-            "deleted": i, "deltas": { "type": "array" }, "errors": { "type": "array", "items": s },
-            "curatorDuration": i } },
+            "deleted": i, "proposed": i, "approved": i, "rejected": i,
+            "deltas": { "type": "array" }, "errors": { "type": "array", "items": s },
+            "curatorDuration": i, "evidence": { "enum": ["recorded", "already_recorded", "unsupported"] } } },
         "JournalEntry": { "type": "object", "properties": {
             "time": s, "run_id": s, "action": s, "tier": s, "scope": s, "id": s, "reasoning": s,
             "before": { "type": ["object", "null"] }, "after": { "type": ["object", "null"] } } },
+        "Evidence": { "type": "object", "properties": {
+            "runs": i, "passed": i, "failed": i, "before_failure": i, "just_before": i,
+            "ablation_blamed": i, "ablation_cleared": i, "probation_passed": i,
+            "probation_failed": i } },
+        "ObservationEvidence": { "allOf": [schema_ref("Observation"), { "type": "object",
+            "properties": { "place": { "enum": ["memory", "pending"] },
+                "evidence": schema_ref("Evidence") } }] },
+        "PendingPage": { "type": "object", "properties": { "total": i, "problems": i,
+            "pending": { "type": "array", "items": schema_ref("ObservationEvidence") } } },
+        "ReviewOutcome": { "type": "object", "properties": {
+            "run_id": s, "action": { "enum": ["propose", "add", "approve", "reject"] }, "id": s,
+            "tier": s, "scope": s, "place": { "enum": ["memory", "pending", null] } } },
         "Breaker": { "type": "object", "properties": {
             "key": s, "enabled": { "type": "boolean" }, "tripped": { "type": "boolean" },
             "window": i, "window_size": i, "baseline_size": i, "threshold": n } },

@@ -89,8 +89,19 @@ pub(crate) fn parse_id(raw: &str) -> Result<ObservationId, ApiError> {
     Ok(ObservationId::parse(raw)?)
 }
 
-/// Writes a new observation; the id is generated under the lock.
-pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, ApiError> {
+/// A new observation's fields, checked.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckedNew {
+    pub(crate) tier: Tier,
+    pub(crate) scope: ScopeName,
+    pub(crate) title: String,
+    pub(crate) content: String,
+    pub(crate) trust: f64,
+    pub(crate) suite: Option<SuitePlacement>,
+}
+
+/// Checks what a new observation needs (shared by create and the review queue's proposals).
+pub(crate) fn check_new(new: &NewObservation) -> Result<CheckedNew, ApiError> {
     let tier: Tier = new.tier.parse()?;
     let scope = ScopeName::writable(new.scope.as_str())?;
     let title = check_text("title", &new.title)?;
@@ -99,10 +110,10 @@ pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, A
     if new.source_test.trim().is_empty() {
         return Err(ApiError::bad_request("source_test must not be empty"));
     }
-    let suite = match (new.position, new.suite_tests) {
+    let suite = match (new.position, &new.suite_tests) {
         (None, None) => None,
         (Some(position), Some(suite_snapshot)) if !suite_snapshot.is_empty() => {
-            Some(SuitePlacement { position, suite_snapshot })
+            Some(SuitePlacement { position, suite_snapshot: suite_snapshot.clone() })
         }
         (Some(_), Some(_)) => return Err(ApiError::bad_request("suite_tests must not be empty")),
         _ => return Err(ApiError::bad_request("position and suite_tests come together")),
@@ -110,19 +121,19 @@ pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, A
     if suite.is_some() && tier != Tier::Suites {
         return Err(ApiError::bad_request("position/suite_tests only apply to the suites tier"));
     }
+    Ok(CheckedNew { tier, scope, title, content, trust, suite })
+}
+
+/// Writes a new observation; the id is generated under the lock.
+pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, ApiError> {
+    let CheckedNew { tier, scope, title, content, trust, suite } = check_new(&new)?;
     let reasoning = new.reasoning.unwrap_or_else(|| "added over the HTTP API".to_owned());
     let now = curator_core::time::now_iso();
     let run_id = curator_core::generate_run_id();
     let mut written = None;
     state.store().transact(Some(&run_id), &mut |tx| {
-        // A fresh id no file carries, checked under the lock (ids are 10 random words, so a
-        // second draw is already rare).
-        let id = loop {
-            let id = ObservationId::generate();
-            if tx.get(&id)?.is_none() {
-                break id;
-            }
-        };
+        // A fresh id neither memory nor the review queue holds, checked under the lock.
+        let id = curator_engine::review::fresh_id(tx)?;
         let observation = Observation {
             id: id.clone(),
             title: title.clone(),

@@ -11,8 +11,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use curator_core::config::{BlamePolicy, DEFAULT_PROBATION_RATE, ReviewMode};
 use curator_core::trust::TrustDeltas;
 use curator_engine::breaker::BreakerConfig;
+use curator_engine::curate::CurateOptions;
+use curator_engine::probation::ProbationOptions;
 use curator_engine::query::{DEFAULT_MAX_INJECTIONS, DEFAULT_MIN_TRUST};
 use curator_harness::Harness;
 use curator_store::index::QueryMode;
@@ -42,6 +45,30 @@ pub struct EngineSettings {
     /// `curator.unknownKeys`: what a key a run record or decisions document does not define
     /// does (default: an error naming the nearest known key).
     pub unknown_keys: curator_engine::curate::UnknownKeys,
+    /// `curator.policy`: how failures the ablation rerun blamed on memory are blamed.
+    pub policy: BlamePolicy,
+    /// `curator.review`: whether proposed memory waits in the review queue.
+    pub review: ReviewMode,
+    /// `curator.probationRate`: the chance a step of a recorded run gets a probation injection.
+    pub probation_rate: f64,
+}
+
+impl EngineSettings {
+    /// The curator's options for one run.
+    pub fn curate_options(&self) -> CurateOptions {
+        CurateOptions {
+            deltas: self.deltas,
+            now: None,
+            ablation_enabled: self.ablation_enabled,
+            policy: self.policy,
+            review: self.review,
+        }
+    }
+
+    /// Probation injections for the steps of recorded runs.
+    pub fn probation(&self) -> Option<ProbationOptions> {
+        ProbationOptions::from_config(self.policy, self.review, self.probation_rate)
+    }
 }
 
 impl Default for EngineSettings {
@@ -54,6 +81,9 @@ impl Default for EngineSettings {
             breaker: BreakerConfig::default(),
             ablation_enabled: true,
             unknown_keys: curator_engine::curate::UnknownKeys::Reject,
+            policy: BlamePolicy::default(),
+            review: ReviewMode::default(),
+            probation_rate: DEFAULT_PROBATION_RATE,
         }
     }
 }
@@ -73,6 +103,9 @@ pub struct ServerOptions {
     /// Host names answered besides the listen address and `localhost`
     /// (`curator.serve.allowedHosts`): every request naming another `Host` is refused.
     pub allowed_hosts: Vec<String>,
+    /// Whether `/mcp` offers `review_pending` (approve / reject proposals); off by default, so
+    /// an agent on `/mcp` cannot approve its own proposals.
+    pub mcp_review: bool,
 }
 
 /// The shared state of one server: cheap to clone.
@@ -156,6 +189,11 @@ impl AppState {
     /// Host names answered besides the listen address and `localhost`.
     pub fn allowed_hosts(&self) -> &[String] {
         &self.inner.options.allowed_hosts
+    }
+
+    /// Whether `/mcp` may approve or reject proposals.
+    pub fn mcp_review(&self) -> bool {
+        self.inner.options.mcp_review
     }
 }
 

@@ -242,3 +242,37 @@ async fn assets_and_unknown_pages() {
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     assert!(missing.text.contains("<html"), "an HTML 404 outside the API");
 }
+
+#[tokio::test]
+async fn the_review_queue_page_approves_and_rejects_with_forms() {
+    let f = Fixture::new();
+    let app = f.app();
+    let propose = |title: &str| {
+        serde_json::json!({"tier": "product", "scope": PRODUCT, "title": title,
+                           "content": "An <agent>'s note.", "source_test": TEST_ID})
+    };
+    let a = json(&app, "POST", "/api/v1/pending", &propose("Reviews load <late>")).await.json();
+    let b = json(&app, "POST", "/api/v1/pending", &propose("Coupon box")).await.json();
+    let (a, b) = (a["id"].as_str().unwrap().to_owned(), b["id"].as_str().unwrap().to_owned());
+    let page = get(&app, "/review").await.text;
+    assert!(page.contains(&format!("action=\"/review/{a}/approve\"")), "{page}");
+    assert!(!page.contains("<late>") && !page.contains("<agent>"), "raw text leaked: {page}");
+    assert!(page.contains("Reviews load &lt;late&gt;") || page.contains("&#60;late"), "{page}");
+    assert!(page.contains("probation passed / failed"), "the evidence table");
+    assert!(!page.contains("<script>") && !page.contains("onclick"), "no inline script");
+    let to = location(&form(&app, &format!("/review/{a}/approve"), "reasoning=looks+right").await);
+    assert!(to.starts_with("/review?done=approved&run=r_"), "{to}");
+    assert!(f.product_file(&a).is_file());
+    let to = location(&form(&app, &format!("/review/{b}/reject"), "reasoning=").await);
+    assert!(to.starts_with("/review?done=rejected&run=r_"), "{to}");
+    let page = get(&app, &to).await.text;
+    assert!(
+        page.contains("Rejected from the review queue") && page.contains("Nothing waits"),
+        "{page}"
+    );
+    // The approved observation's page shows its (empty) evidence table.
+    let obs = get(&app, &format!("/observations/{a}")).await.text;
+    assert!(obs.contains("Outcome evidence") && obs.contains("runs injected"), "{obs}");
+    let missing = form(&app, &format!("/review/{b}/approve"), "").await;
+    assert_eq!(missing.status.as_u16(), 404, "{}", missing.text);
+}

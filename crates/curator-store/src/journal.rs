@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 
 use curator_core::ObservationSnapshot;
 
-use crate::store::{Action, StoredObservation};
+use crate::evidence::{EvidenceBook, RunEvidence};
+use crate::store::{Action, Place, StoredObservation};
 use crate::{Error, Result};
 
 /// One journaled mutation.
@@ -63,6 +64,15 @@ pub struct JournalEntry {
     /// without a `txn`); see [`crate::Transaction::set_reverts`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverts: Option<String>,
+    /// Which file changed: served memory (the default, left out of the line) or the review
+    /// queue (issue 18).
+    #[serde(default, skip_serializing_if = "Place::is_memory")]
+    pub place: Place,
+    /// For [`Action::Evidence`] and [`Action::Retract`]: the run whose outcome evidence starts
+    /// or stops counting (issue 18). Such an entry names the run (`id` is its run id, `scope`
+    /// its test) and changes no file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Box<RunEvidence>>,
 }
 
 /// How [`JournalEntry::reverts`] names the changes of a run journaled before transactions had
@@ -99,13 +109,40 @@ impl JournalEntry {
             after_file: None,
             txn: None,
             reverts: None,
+            place: Place::Memory,
+            evidence: None,
+        }
+    }
+
+    /// The journal entry that makes `run`'s evidence count ([`Action::Evidence`]) or stop
+    /// counting ([`Action::Retract`]).
+    pub fn evidence_change(run_id: Option<String>, run: &RunEvidence, action: Action) -> Self {
+        let reasoning = match action {
+            Action::Retract => format!("outcome evidence of run {} no longer counts", run.run_id),
+            _ => format!("outcome evidence of run {} recorded", run.run_id),
+        };
+        JournalEntry {
+            time: curator_core::time::now_iso(),
+            run_id,
+            action,
+            tier: curator_core::Tier::Tests.dir_name().to_owned(),
+            scope: run.test.clone(),
+            id: run.run_id.clone(),
+            reasoning,
+            before: None,
+            after: None,
+            before_file: None,
+            after_file: None,
+            txn: None,
+            reverts: None,
+            place: Place::Memory,
+            evidence: Some(Box::new(run.clone())),
         }
     }
 
     /// Whether the entry changed a file (as opposed to a journal-only note).
     pub fn changes_a_file(&self) -> bool {
-        self.action != Action::Exonerate
-            && (self.before_file.is_some() || self.after_file.is_some())
+        !self.action.is_note() && (self.before_file.is_some() || self.after_file.is_some())
     }
 }
 
@@ -306,12 +343,22 @@ impl Journal {
         filter: &JournalFilter,
         own: Option<&str>,
     ) -> Result<Vec<JournalEntry>> {
+        self.read_where(&filter.needles(), &|e| filter.matches(e), own)
+    }
+
+    /// Committed entries (and `own`'s) whose line holds every one of `needles` and that pass
+    /// `keep`, oldest first.
+    fn read_where(
+        &self,
+        needles: &[Vec<u8>],
+        keep: &dyn Fn(&JournalEntry) -> bool,
+        own: Option<&str>,
+    ) -> Result<Vec<JournalEntry>> {
         let text = match fs::read(&self.path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(&self.path, e)),
         };
-        let needles = filter.needles();
         let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
         let mut entries = Vec::new();
         // End markers are only looked at for the transactions of the entries kept.
@@ -332,7 +379,7 @@ impl Journal {
             }
             match parse_line(line) {
                 Ok(Line::Entry(entry)) => {
-                    if filter.matches(&entry) {
+                    if keep(&entry) {
                         entries.push(*entry);
                     }
                 }
@@ -376,6 +423,19 @@ impl Journal {
             Some(txn) => ends.get(txn) == Some(&End::Commit) || own == Some(txn),
         });
         Ok(entries)
+    }
+
+    /// Every run's outcome evidence that counts: the [`Action::Evidence`] and
+    /// [`Action::Retract`] entries of committed transactions (and of `own`, the caller's open
+    /// one), folded in journal order. Only lines holding an `"evidence":` key are parsed.
+    pub(crate) fn evidence(&self, own: Option<&str>) -> Result<EvidenceBook> {
+        let mut book = EvidenceBook::default();
+        for entry in self.read_where(&[b"\"evidence\":".to_vec()], &|_| true, own)? {
+            if let Some(run) = &entry.evidence {
+                book.apply(entry.action, run);
+            }
+        }
+        Ok(book)
     }
 
     /// The transactions that were begun and never ended, oldest first: the trailing entries

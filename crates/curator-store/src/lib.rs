@@ -1,7 +1,7 @@
 //! curator-store: where observations live and how they change safely.
 //!
 //! Files are the source of truth; everything under `<root>/.curator/` (journal, index, run
-//! sessions) is derived or auxiliary, and deleting it loses no observation. Every mutation goes
+//! sessions, outcome evidence, the review queue) is derived or auxiliary, and deleting it loses no observation. Every mutation goes
 //! through a [`Transaction`] that holds agent-qa's `.curator.lock`, journals each change *before*
 //! its file changes, writes atomically, and commits (or rolls back) before the lock is released;
 //! a crash at any point is resolved by the next writer (`file_store/recovery.rs`).
@@ -22,6 +22,7 @@ pub(crate) use fault_point;
 
 mod atomic;
 mod error;
+pub mod evidence;
 mod file_store;
 pub mod index;
 mod journal;
@@ -36,6 +37,6 @@ pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN, new_transaction_id};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
 pub use run_state::{MAX_RUN_ID_LEN, RunSession, is_valid_run_id};
 pub use store::{
-    Action, ListFilter, Listing, ListingPage, Problem, ProblemKind, Recovered, Store,
+    Action, ListFilter, Listing, ListingPage, Place, Problem, ProblemKind, Recovered, Store,
     StoredObservation, Transaction, checked_file_text,
 };

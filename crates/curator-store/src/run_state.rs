@@ -26,6 +26,10 @@ pub struct RunSession {
     /// that injected at least one observation have an entry.
     #[serde(default)]
     pub injected: BTreeMap<u64, Vec<String>>,
+    /// Step index → the observation injected there on probation (one of that step's ids; at
+    /// most one step of a run has one, issue 18). Absent from the file when empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub probation: BTreeMap<u64, String>,
     /// Keys this version does not know, kept on rewrite.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -35,6 +39,28 @@ impl RunSession {
     /// The ids injected into `step`, or nothing.
     pub fn injected_at(&self, step: u64) -> &[String] {
         self.injected.get(&step).map_or(&[], Vec::as_slice)
+    }
+
+    /// The observation injected on probation into `step`, if any.
+    pub fn probation_at(&self, step: u64) -> Option<&str> {
+        self.probation.get(&step).map(String::as_str)
+    }
+
+    /// Replaces `step`'s entry (the last attempt counts): `ids` with `probation` among them,
+    /// or nothing when `ids` is empty. Returns whether anything changed.
+    pub fn set_step(&mut self, step: u64, ids: &[String], probation: Option<&str>) -> bool {
+        let before = (self.injected.get(&step).cloned(), self.probation.get(&step).cloned());
+        if ids.is_empty() {
+            self.injected.remove(&step);
+            self.probation.remove(&step);
+        } else {
+            self.injected.insert(step, ids.to_vec());
+            match probation {
+                Some(p) => self.probation.insert(step, p.to_owned()),
+                None => self.probation.remove(&step),
+            };
+        }
+        before != (self.injected.get(&step).cloned(), self.probation.get(&step).cloned())
     }
 }
 

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use curator_core::{Observation, ObservationId, ScopeName, Tier, codec::ParseError};
 
+use crate::evidence::{EvidenceQuery, EvidenceView, RunEvidence};
 use crate::index::{Hit, SearchRequest};
 use crate::journal::{JournalEntry, JournalFilter};
 use crate::run_state::RunSession;
@@ -160,6 +161,51 @@ pub enum Action {
     /// Journal only: an ablation rerun failed too, so the memory injected into the failed run
     /// was not the cause and is left unchanged (issue 4; ARCHITECTURE.md "Ablation").
     Exonerate,
+    /// Journal only: an ablation proved memory caused a failure, but this observation's own
+    /// record of outcomes clears it (issue 18, selective blame).
+    Spare,
+    /// A new observation an agent or a model proposed enters the review queue (issue 18).
+    Propose,
+    /// A pending observation leaves the review queue for its tier folder (two entries: one
+    /// removing it from [`Place::Pending`], one writing it to [`Place::Memory`]).
+    Approve,
+    /// A pending observation is refused and removed from the review queue.
+    Reject,
+    /// Journal only: a run's outcome evidence starts to count (the entry carries it; issue 18).
+    /// Curate records it in the run's transaction, so it stands or falls with the run's
+    /// application; undoing the undo of a run records it again.
+    Evidence,
+    /// Journal only: a run's outcome evidence stops counting (`undo` of the run's application).
+    Retract,
+}
+
+impl Action {
+    /// Whether the action is a journal note that changes no file (`undo` reverts no file for
+    /// it: an evidence entry is reverted by its opposite, the other notes not at all).
+    pub fn is_note(self) -> bool {
+        matches!(self, Action::Exonerate | Action::Spare | Action::Evidence | Action::Retract)
+    }
+}
+
+/// Where an observation file lives: the tier folders every reader serves (agent-qa included),
+/// or the review queue of proposals nobody injects as ordinary memory (issue 18;
+/// ARCHITECTURE.md "Evidence and review live beside the memory, not in it"). The file store
+/// keeps the queue under `<root>/.curator/pending/<tier>/<scope>/`, which agent-qa never lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Place {
+    /// `<root>/<tier>/<scope>/`: served memory.
+    #[default]
+    Memory,
+    /// The review queue.
+    Pending,
+}
+
+impl Place {
+    /// Whether this is served memory (the journal leaves the field out then).
+    pub fn is_memory(&self) -> bool {
+        *self == Place::Memory
+    }
 }
 
 /// The one interface to stored observations.
@@ -267,6 +313,48 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         let _ = (key, change);
         Err(Error::Unsupported { operation: "circuit breakers" })
     }
+
+    /// Records the injections of `step` of `run_id` with the observation injected on probation
+    /// there, if any (one of `ids`; issue 18). Same replacement rules as
+    /// [`Store::record_injection`], which is this with no probation.
+    fn record_step(
+        &self,
+        run_id: &str,
+        step: u64,
+        ids: &[String],
+        probation: Option<&str>,
+    ) -> Result<()> {
+        match probation {
+            None => self.record_injection(run_id, step, ids),
+            Some(_) => Err(Error::Unsupported { operation: "probation" }),
+        }
+    }
+
+    /// Pending observations (the review queue) matching `filter`, oldest file name first within
+    /// a scope; files that cannot be served are problems, as in [`Store::list`].
+    fn list_pending(&self, filter: &ListFilter) -> Result<Listing> {
+        let _ = filter;
+        Err(Error::Unsupported { operation: "the review queue" })
+    }
+
+    /// One pending observation by id; `None` when the queue does not hold it.
+    fn get_pending(&self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        let _ = id;
+        Err(Error::Unsupported { operation: "the review queue" })
+    }
+
+    /// The pending observations of the request's scopes that match its text, best first
+    /// (the candidates of a probation injection; trust and suite rules as [`Store::search`]).
+    fn search_pending(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+        let _ = req;
+        Err(Error::Unsupported { operation: "the review queue" })
+    }
+
+    /// The outcome evidence of the asked observations and tests (issue 18), read fresh.
+    fn evidence(&self, query: &EvidenceQuery) -> Result<EvidenceView> {
+        let _ = query;
+        Err(Error::Unsupported { operation: "outcome evidence" })
+    }
 }
 
 /// Reads and writes under the writer lock. Reads here see the files as they are now, not a cache.
@@ -342,6 +430,75 @@ pub trait Transaction {
         action: Action,
         reasoning: &str,
     ) -> Result<()>;
+
+    /// The pending observation `id` (the review queue), read fresh; `None` when not queued.
+    fn pending_get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        let _ = id;
+        Err(Error::Unsupported { operation: "the review queue" })
+    }
+
+    /// Scans, validates and writes `observation` into the review queue at `tier`/`scope`,
+    /// journaled with [`Place::Pending`]. An id already served or queued elsewhere is
+    /// `DuplicateId`.
+    fn pending_put(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        observation: &Observation,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        let _ = (tier, scope, observation, action, reasoning);
+        Err(Error::Unsupported { operation: "the review queue" })
+    }
+
+    /// [`Transaction::read_text`] of the review queue.
+    fn pending_read_text(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+    ) -> Result<Option<String>> {
+        let _ = (tier, scope, id);
+        Err(Error::Unsupported { operation: "the review queue" })
+    }
+
+    /// [`Transaction::restore`] in the review queue: puts the queued file back to exactly
+    /// `text`, or removes it (`None`), journaled with [`Place::Pending`].
+    fn pending_restore(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        text: Option<&str>,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        let _ = (tier, scope, id, text, action, reasoning);
+        Err(Error::Unsupported { operation: "the review queue" })
+    }
+
+    /// Records what one finished run showed about the memory it injected, as a journal entry
+    /// of this transaction ([`Action::Evidence`], carrying `run`), so it counts once the
+    /// transaction commits and never if it rolls back. **Once per run id**: `Ok(false)` when
+    /// `run`'s evidence already counts, and nothing is counted again.
+    fn record_evidence(&mut self, run: &RunEvidence) -> Result<bool> {
+        let _ = run;
+        Err(Error::Unsupported { operation: "outcome evidence" })
+    }
+
+    /// Stops counting `run`'s evidence (`undo` of the run's application), journaled as
+    /// [`Action::Retract`] carrying `run`; `Ok(false)` when it did not count.
+    fn retract_evidence(&mut self, run: &RunEvidence) -> Result<bool> {
+        let _ = run;
+        Err(Error::Unsupported { operation: "outcome evidence" })
+    }
+
+    /// [`Store::evidence`] under the writer lock (what the blame and review rules read).
+    fn evidence(&mut self, query: &EvidenceQuery) -> Result<EvidenceView> {
+        let _ = query;
+        Err(Error::Unsupported { operation: "outcome evidence" })
+    }
 }
 
 /// The file text a store's `put` writes for `observation` at `path`: the scanner must pass it

@@ -1,11 +1,14 @@
-//! What an ablation result means for memory (agent-qa-memory §8, as ARCHITECTURE.md decides,
-//! fixing §11.4–§11.5).
+//! What an ablation result means for memory (agent-qa-memory §8, fixing §11.4–§11.5; issue 18
+//! item 2).
 //!
-//! agent-qa applies the same first-failed-step penalty whatever the rerun without memory shows.
-//! Here the rerun is evidence:
-//! - rerun **passed**: the same test passes without memory, so memory caused the failure; every
-//!   observation injected *anywhere* in the run is contradicted, each once (an observation that
-//!   misled an early step is blamed too);
+//! agent-qa applies the same first-failed-step penalty whatever the rerun without memory shows
+//! (`curator.policy: agent-qa` keeps exactly that). With the evidence policy the rerun is
+//! evidence:
+//! - rerun **passed**: the same test passes without memory, so memory caused the failure; the
+//!   suspects are the observations injected at or before the failure (an observation that
+//!   misled an earlier step is a suspect too), and each is judged by its own record
+//!   (`blame.rs`): blamed ones are contradicted, spared ones get a journal note saying why, and
+//!   a blamed proposal on probation is rejected from the review queue;
 //! - rerun **failed**: the test fails without memory as well, so memory is exonerated; nothing is
 //!   contradicted, and each injected observation gets a journal entry saying why it was spared.
 //!
@@ -15,29 +18,105 @@ use curator_core::ObservationId;
 use curator_core::trust::TrustDeltas;
 use curator_store::{Action, Transaction};
 
-use super::failure::contradict_ids;
+use super::apply::contradict;
+use super::blame::{Closest, Model, Suspect, judge};
+use super::evidence::RunBook;
+use super::gate;
 use super::memory_log::MemoryLog;
 use super::run_record::RunRecord;
 
-/// Contradicts every observation injected anywhere in `record`, once each.
-pub(crate) fn memory_caused(
+/// The suspects of a failure: every id injected at or before the failed step (every step when
+/// the run failed without a failed step, which then counts as failing after the last one),
+/// once each, with the 1-based step it first appeared in and its injection closest to the
+/// failure.
+fn suspects(record: &RunRecord) -> Vec<(String, usize, Closest)> {
+    let failure_at = record.first_failed_step().unwrap_or(record.steps.len());
+    let mut out: Vec<(String, usize, Closest)> = Vec::new();
+    for (i, step) in record.steps.iter().enumerate().take(failure_at + 1) {
+        let here = if i == failure_at {
+            Closest::FailedStep
+        } else if i + 1 == failure_at {
+            Closest::JustBefore
+        } else {
+            Closest::Earlier
+        };
+        for id in step.injected_ids() {
+            match out.iter_mut().find(|(seen, _, _)| seen == id) {
+                Some(found) => found.2 = found.2.max(here),
+                None => out.push((id.clone(), i + 1, here)),
+            }
+        }
+    }
+    out
+}
+
+/// Memory proven the cause: judges each suspect by its record and applies the verdicts.
+/// `auto_review`: a blamed proposal is rejected from the queue (else left to a person).
+pub(crate) fn blame_suspects(
     tx: &mut dyn Transaction,
     record: &RunRecord,
+    book: &RunBook,
     deltas: &TrustDeltas,
+    auto_review: bool,
     log: &mut MemoryLog,
-) {
-    let ids = record.all_injected();
-    contradict_ids(
-        tx,
-        &ids,
-        deltas,
-        &|id| {
-            format!(
-                "Ablation rerun without memory passed: injected observation {id} caused the failure"
-            )
-        },
-        log,
-    );
+) -> u64 {
+    let mut spared = 0;
+    let found = suspects(record);
+    let model = Model::for_baseline(&book.prior_baseline());
+    let list: Vec<Suspect> = found
+        .iter()
+        .map(|(id, _, closest)| Suspect {
+            id: id.clone(),
+            prior: book.prior(id),
+            closest: *closest,
+        })
+        .collect();
+    for ((raw, step, _), verdict) in found.iter().zip(judge(&model, &list)) {
+        let reasoning = format!(
+            "Ablation rerun without memory passed: {raw} was injected at step {step}, at or before the failure; {}",
+            verdict.why
+        );
+        let Ok(id) = ObservationId::parse(raw) else {
+            log.errors.push(format!("Deprecation error for {raw}: not an observation id"));
+            continue;
+        };
+        let outcome = (|| -> curator_store::Result<Option<String>> {
+            if let Some(stored) = tx.get(&id)? {
+                if !verdict.blamed {
+                    tx.note(&stored, Action::Spare, &reasoning)?;
+                    spared += 1;
+                    return Ok(None);
+                }
+                contradict(tx, stored, deltas, &reasoning, log)?;
+                for _ in 1..verdict.weight {
+                    // The first contradiction may have deleted it (trust reached 0).
+                    let Some(again) = tx.get(&id)? else { break };
+                    contradict(
+                        tx,
+                        again,
+                        deltas,
+                        &format!("{reasoning} (second contradiction)"),
+                        log,
+                    )?;
+                }
+                return Ok(None);
+            }
+            match crate::review::queued(tx, &id)? {
+                Some(queued) if verdict.blamed && auto_review => {
+                    gate::reject(tx, &queued, &reasoning, log)?;
+                    Ok(None)
+                }
+                Some(_) => Ok(None),
+                None => Ok(Some(format!("Observation file not found for deprecation: {raw}"))),
+            }
+        })();
+        match outcome {
+            Ok(None) => {}
+            Ok(Some(message)) => log.errors.push(message),
+            Err(e) => log.errors.push(format!("Deprecation error for {raw}: {e}")),
+        }
+    }
+    spared
 }
 
 /// Leaves every injected observation unchanged and journals the exoneration of each one that
@@ -54,7 +133,8 @@ pub(crate) fn exonerate(tx: &mut dyn Transaction, record: &RunRecord, log: &mut 
         );
         let outcome = tx.get(&id).and_then(|found| match found {
             Some(stored) => tx.note(&stored, Action::Exonerate, &reasoning).map(|()| true),
-            None => Ok(false),
+            // A queued proposal on probation: its record says the run cleared it.
+            None => crate::review::queued(tx, &id).map(|q| q.is_some()),
         });
         match outcome {
             Ok(true) => journaled += 1,

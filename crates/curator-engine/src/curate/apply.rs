@@ -7,6 +7,10 @@
 //! agent-qa's wording and changes nothing. Unlike agent-qa, an observation must belong to this
 //! run's product, suite or test (or have been injected into the run) to be confirmed or
 //! deprecated (§11.6), and a legacy 6-word id is rewritten under its own id (§11.3).
+//!
+//! When the decisions are proposals of an agent or a model and review is on (issue 18), an add
+//! is written to the review queue instead of its tier folder; a confirm or deprecate of a
+//! queued observation changes nothing (its probation record is what the review weighs).
 
 use std::collections::HashSet;
 
@@ -27,6 +31,8 @@ pub(crate) struct ApplyContext<'a> {
     pub(crate) now: &'a str,
     /// Injected ids ∪ ids of the observations listed for the run before the lock.
     pub(crate) known: &'a HashSet<String>,
+    /// Adds go to the review queue (proposals with review on).
+    pub(crate) queue_adds: bool,
 }
 
 impl ApplyContext<'_> {
@@ -58,15 +64,17 @@ pub(crate) fn apply_decisions(
                 add(tx, ctx, title, content, *scope, reasoning, log)
             }
             Decision::Update { observation_id, reasoning } => {
-                locate(tx, ctx, observation_id, "update").and_then(|stored| {
-                    confirm(tx, stored, &ctx.deltas, ctx.now, reasoning, log)
-                        .map_err(|e| processing("update", &e))
+                locate(tx, ctx, observation_id, "update").and_then(|found| match found {
+                    Some(stored) => confirm(tx, stored, &ctx.deltas, ctx.now, reasoning, log)
+                        .map_err(|e| processing("update", &e)),
+                    None => Ok(()),
                 })
             }
             Decision::Deprecate { observation_id, reasoning } => {
-                locate(tx, ctx, observation_id, "deprecate").and_then(|stored| {
-                    contradict(tx, stored, &ctx.deltas, reasoning, log)
-                        .map_err(|e| processing("deprecate", &e))
+                locate(tx, ctx, observation_id, "deprecate").and_then(|found| match found {
+                    Some(stored) => contradict(tx, stored, &ctx.deltas, reasoning, log)
+                        .map_err(|e| processing("deprecate", &e)),
+                    None => Ok(()),
                 })
             }
             Decision::Noop { .. } => Ok(()),
@@ -82,12 +90,13 @@ fn processing(action: &str, e: &curator_store::Error) -> String {
 }
 
 /// The known-id check, then a fresh read under the lock (§5.4 update/deprecate preamble).
+/// `Ok(None)` for an observation waiting in the review queue: nothing to change.
 fn locate(
     tx: &mut dyn Transaction,
     ctx: &ApplyContext<'_>,
     raw_id: &str,
     action: &str,
-) -> Result<StoredObservation, String> {
+) -> Result<Option<StoredObservation>, String> {
     let unknown = || format!("Unknown observation ID for {action}: {raw_id}");
     if !ctx.known.contains(raw_id) {
         return Err(unknown());
@@ -95,14 +104,19 @@ fn locate(
     let id = ObservationId::parse(raw_id).map_err(|_| unknown())?;
     let stored = match tx.get(&id) {
         Ok(Some(stored)) => stored,
-        Ok(None) => return Err(format!("Observation file not found for {action}: {raw_id}")),
+        Ok(None) => {
+            return match crate::review::queued(tx, &id) {
+                Ok(Some(_)) => Ok(None),
+                _ => Err(format!("Observation file not found for {action}: {raw_id}")),
+            };
+        }
         Err(e) => return Err(format!("Failed to parse observation for {action}: {raw_id}: {e}")),
     };
     if !ctx.owns(stored.tier, &stored.scope) && !ctx.injected(raw_id) {
         // Known before the lock but moved out of this run's scopes since: not ours to change.
         return Err(unknown());
     }
-    Ok(stored)
+    Ok(Some(stored))
 }
 
 fn add(
@@ -128,7 +142,7 @@ fn add(
         }
         (DecisionScope::Test, _) => (Tier::Tests, r.test.id.clone(), None),
     };
-    let id = fresh_id(tx).map_err(|e| processing("add", &e))?;
+    let id = crate::review::fresh_id(tx).map_err(|e| processing("add", &e))?;
     let observation = Observation {
         id,
         title: title.to_owned(),
@@ -142,7 +156,13 @@ fn add(
         suite: placement,
         extra: Default::default(),
     };
-    match tx.put(tier, &scope_name, &observation, Action::Add, reasoning) {
+    let action = if ctx.queue_adds { Action::Propose } else { Action::Add };
+    let written = if ctx.queue_adds {
+        tx.pending_put(tier, &scope_name, &observation, action, reasoning)
+    } else {
+        tx.put(tier, &scope_name, &observation, action, reasoning)
+    };
+    match written {
         Ok(()) => {}
         Err(curator_store::Error::Unsafe { rule, .. }) => {
             return Err(format!("Security scan blocked add: {rule}"));
@@ -151,7 +171,7 @@ fn add(
     }
     log.push(
         MemoryDelta {
-            action: Action::Add,
+            action,
             tier: tier.dir_name().to_owned(),
             scope: scope_name.as_str().to_owned(),
             observation_id: observation.id.as_str().to_owned(),
@@ -163,16 +183,6 @@ fn add(
         false,
     );
     Ok(())
-}
-
-/// A new canonical id no file under the root carries (agent-qa does not check; we re-draw).
-fn fresh_id(tx: &mut dyn Transaction) -> curator_store::Result<ObservationId> {
-    loop {
-        let id = ObservationId::generate();
-        if tx.get(&id)?.is_none() {
-            return Ok(id);
-        }
-    }
 }
 
 /// Confirms `stored`: trust up by the confirm delta (capped at 1), `last_confirmed = now`,

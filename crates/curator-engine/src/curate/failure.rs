@@ -43,6 +43,8 @@ pub(crate) fn contradict_ids(
         };
         let stored = match tx.get(&id) {
             Ok(Some(stored)) => stored,
+            // A proposal injected on probation: the review gate decides about it.
+            Ok(None) if matches!(crate::review::queued(tx, &id), Ok(Some(_))) => continue,
             Ok(None) => {
                 log.errors.push(format!("Observation file not found for deprecation: {raw}"));
                 continue;

@@ -4,13 +4,17 @@
 //! dashboard that stores agent-qa's log stores ours unchanged; curator adds `run_id` (the journal
 //! key `undo` takes), `case` (which of the passed / failed / ablation paths ran), `provider`,
 //! `already_applied` (the run had been applied before: nothing changed) and `generation` (which
-//! application of the run this is; issue 13).
+//! application of the run this is; issue 13),
+//! `evidence` (whether the run's outcome evidence was recorded now or already, issue 18) and,
+//! only when non-zero, the review gate's `proposed` / `approved` / `rejected` counters.
 //! Counting follows agent-qa: a contradiction that deletes counts as `deprecated` *and* `deleted`,
 //! a stale suite observation only as `deleted`.
 
 use curator_core::ObservationSnapshot;
 use curator_store::Action;
 use serde::{Deserialize, Serialize};
+
+use super::evidence::EvidenceStatus;
 
 /// Which curator path a run took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,8 +25,9 @@ pub enum CurateCase {
     /// A failed or cancelled run without ablation: the first failed step's injections are
     /// contradicted (§5.5).
     Failed,
-    /// The rerun without memory passed: every observation injected anywhere in the run is
-    /// contradicted once (§8, as ARCHITECTURE.md decides).
+    /// The rerun without memory passed: memory caused the failure. The evidence policy blames
+    /// the observations injected at or before it that their records implicate; the agent-qa
+    /// policy takes the §5.5 path (§8).
     AblationPassed,
     /// The rerun without memory failed too: memory is exonerated, nothing is contradicted.
     AblationFailed,
@@ -65,6 +70,15 @@ pub struct MemoryLog {
     pub confirmed: u64,
     pub deprecated: u64,
     pub deleted: u64,
+    /// Proposals written to the review queue.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub proposed: u64,
+    /// Proposals approved into memory.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub approved: u64,
+    /// Proposals rejected from the queue.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rejected: u64,
     pub deltas: Vec<MemoryDelta>,
     pub errors: Vec<String>,
     #[serde(rename = "curatorDuration")]
@@ -82,6 +96,13 @@ pub struct MemoryLog {
     /// Exonerations journaled (journal-only entries, no delta).
     #[serde(skip)]
     pub(crate) exonerated: u64,
+    /// Whether this run's outcome evidence was recorded now, already, or not at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<EvidenceStatus>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl MemoryLog {
@@ -95,6 +116,9 @@ impl MemoryLog {
             confirmed: 0,
             deprecated: 0,
             deleted: 0,
+            proposed: 0,
+            approved: 0,
+            rejected: 0,
             deltas: Vec::new(),
             errors: Vec::new(),
             curator_duration: 0,
@@ -102,6 +126,7 @@ impl MemoryLog {
             already_applied: false,
             generation: None,
             exonerated: 0,
+            evidence: None,
         }
     }
 
@@ -117,7 +142,15 @@ impl MemoryLog {
                     self.deprecated += 1;
                 }
             }
-            Action::Edit | Action::Undo | Action::Exonerate => {}
+            Action::Propose => self.proposed += 1,
+            Action::Approve => self.approved += 1,
+            Action::Reject => self.rejected += 1,
+            Action::Edit
+            | Action::Undo
+            | Action::Exonerate
+            | Action::Spare
+            | Action::Evidence
+            | Action::Retract => {}
         }
         self.deltas.push(delta);
     }
@@ -157,9 +190,15 @@ impl MemoryLog {
             CurateCase::Passed | CurateCase::Failed => {}
         }
         let mut parts = Vec::new();
-        for (n, word) in
-            [(self.added, "added"), (self.confirmed, "confirmed"), (self.deprecated, "deprecated")]
-        {
+        // agent-qa's three parts, then the review gate's (never non-zero in agent-qa).
+        for (n, word) in [
+            (self.added, "added"),
+            (self.confirmed, "confirmed"),
+            (self.deprecated, "deprecated"),
+            (self.proposed, "proposed for review"),
+            (self.approved, "approved"),
+            (self.rejected, "rejected"),
+        ] {
             if n > 0 {
                 parts.push(format!("{n} {word}"));
             }

@@ -1,14 +1,20 @@
 //! The curator: turns one finished run into memory changes (agent-qa-memory §5, §8;
-//! ARCHITECTURE.md "Decision providers", "Ablation means something").
+//! ARCHITECTURE.md "Decision providers", "Ablation means something"; issue 18).
 //!
-//! Which path runs is decided by the run record alone:
+//! Which path runs is decided by the run record and `curator.policy`:
 //!
-//! | record | path | provider asked |
+//! | record | evidence policy (default) | agent-qa policy |
 //! |---|---|---|
-//! | `status: passed` | decisions applied (§5.4), then suite cleanup (§5.6) | yes |
-//! | failed / cancelled, no ablation | first failed step's injections contradicted (§5.5) | no |
-//! | failed, `ablation.status: passed` | every injected observation contradicted once | no |
-//! | failed, `ablation.status: failed` | nothing contradicted; exoneration journaled | no |
+//! | `status: passed` | decisions applied (§5.4), suite cleanup (§5.6) | same |
+//! | failed / cancelled, no ablation | first failed step's injections contradicted (§5.5) | same |
+//! | failed, `ablation.status: passed` | suspects at or before the failure judged by their records (`blame.rs`) | §5.5 |
+//! | failed, `ablation.status: failed` | nothing contradicted; exoneration journaled | §5.5 |
+//!
+//! Every run first records its outcome evidence, once per run id (a retried curate counts
+//! nothing twice), and the rules read the records as they stood before the run. Adds that an
+//! agent or a model proposed (rules `MEMO:`, LLM) go to the review queue unless
+//! `curator.review` is off; with `review: auto` the run then rejects proposals it implicated and
+//! approves those whose probation record is clean (`gate.rs`).
 //!
 //! Invariants: the provider is asked before the lock is taken and never while it is held; every
 //! change happens inside one store transaction (one lock, one journal run id, one index commit);
@@ -25,8 +31,11 @@
 
 mod ablation;
 mod apply;
+mod blame;
 mod decisions;
+mod evidence;
 mod failure;
+mod gate;
 mod kept_run;
 mod memory_log;
 mod run_identity;
@@ -41,7 +50,9 @@ use curator_core::trust::TrustDeltas;
 use curator_core::{Tier, time::iso_millis};
 use curator_store::{ListFilter, Store, StoredObservation};
 
+pub use curator_core::config::{BlamePolicy, ReviewMode};
 pub use decisions::{Decision, DecisionScope, Decisions, DecisionsError};
+pub use evidence::EvidenceStatus;
 pub use kept_run::{KeptRun, KeptStep, load_kept_run};
 pub use memory_log::{CurateCase, MemoryDelta, MemoryLog, TokenUsage};
 pub use run_identity::content_run_id;
@@ -63,11 +74,21 @@ pub struct CurateOptions {
     /// `ablationEnabled` (default true): when false an ablation result in the record is
     /// ignored and a failed run takes the §5.5 path.
     pub ablation_enabled: bool,
+    /// `curator.policy`: how a failure the ablation rerun blamed on memory is blamed.
+    pub policy: BlamePolicy,
+    /// `curator.review`: whether proposed adds wait in the review queue.
+    pub review: ReviewMode,
 }
 
 impl Default for CurateOptions {
     fn default() -> Self {
-        CurateOptions { deltas: TrustDeltas::default(), now: None, ablation_enabled: true }
+        CurateOptions {
+            deltas: TrustDeltas::default(),
+            now: None,
+            ablation_enabled: true,
+            policy: BlamePolicy::default(),
+            review: ReviewMode::default(),
+        }
     }
 }
 
@@ -105,6 +126,8 @@ pub fn curate(
         (_, Some(AblationStatus::Failed)) => CurateCase::AblationFailed,
         (_, None) => CurateCase::Failed,
     };
+    let auto_review = options.review == ReviewMode::Auto;
+    let run = evidence::run_evidence(record, &run_id, &now, ablation);
     let mut log = MemoryLog::new(run_id.clone(), case);
     let finish = |mut log: MemoryLog| {
         log.curator_duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -116,73 +139,65 @@ pub fn curate(
     if already_applied(&mut |f| store.journal(f), &run_id, &mut log)? {
         return finish(log);
     }
-    match case {
-        CurateCase::Passed => {
-            let existing = run_observations(store, record)?;
-            let answer = provider.decide(&CuratorInput { record, existing: &existing })?;
-            log.provider = Some(provider.name().to_owned());
-            log.token_usage = answer.token_usage;
-            let known: HashSet<String> = record
-                .all_injected()
-                .into_iter()
-                .chain(existing.iter().map(|o| o.observation.id.as_str().to_owned()))
-                .collect();
-            let ctx = apply::ApplyContext { record, deltas, now: &now, known: &known };
-            let before = log.clone();
-            store.transact(Some(&run_id), &mut |tx| {
-                // A database store may run the body again after a serialization failure: start
-                // each attempt from the log as it was, so no delta is counted twice.
-                log = before.clone();
-                if already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
-                    return Ok(());
-                }
+    let answer = if case == CurateCase::Passed {
+        let existing = run_observations(store, record)?;
+        let answer = provider.decide(&CuratorInput { record, existing: &existing })?;
+        log.provider = Some(provider.name().to_owned());
+        log.token_usage = answer.token_usage;
+        let known: HashSet<String> = record
+            .all_injected()
+            .into_iter()
+            .chain(existing.iter().map(|o| o.observation.id.as_str().to_owned()))
+            .collect();
+        Some((answer, known))
+    } else {
+        None
+    };
+    let before = log.clone();
+    store.transact(Some(&run_id), &mut |tx| {
+        // A database store may run the body again after a serialization failure: start each
+        // attempt from the log as it was, so no delta is counted twice.
+        log = before.clone();
+        if already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
+            return Ok(());
+        }
+        // Recorded in this transaction, so it stands or falls with the run's application:
+        // once per application, and `undo` retracts it with the rest.
+        let (book, status) = evidence::record(tx, &run)?;
+        log.evidence = Some(status);
+        match (case, options.policy) {
+            (CurateCase::Passed, _) => {
+                let Some((answer, known)) = &answer else { return Ok(()) };
+                let queue_adds = provider.proposes() && options.review != ReviewMode::Off;
+                let ctx = apply::ApplyContext { record, deltas, now: &now, known, queue_adds };
                 apply::apply_decisions(tx, &ctx, &answer.decisions, &mut log);
                 if let Some(suite) = &record.suite {
                     suite_cleanup::clean_stale_suite(tx, suite, &mut log);
                 }
-                Ok(())
-            })?;
-        }
-        CurateCase::Failed => {
-            let ids = failure::first_failed_step_ids(record);
-            // §5.5: nothing injected into the failed step → no lock taken at all.
-            if !ids.is_empty() {
-                let before = log.clone();
-                store.transact(Some(&run_id), &mut |tx| {
-                    log = before.clone();
-                    if already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
-                        return Ok(());
-                    }
-                    failure::contradict_ids(
-                        tx,
-                        &ids,
-                        &deltas,
-                        &failure::failure_reasoning,
-                        &mut log,
-                    );
-                    Ok(())
-                })?;
+            }
+            (CurateCase::AblationPassed, BlamePolicy::Evidence) => {
+                log.exonerated =
+                    ablation::blame_suspects(tx, record, &book, &deltas, auto_review, &mut log);
+            }
+            (CurateCase::AblationFailed, BlamePolicy::Evidence) => {
+                log.exonerated = ablation::exonerate(tx, record, &mut log);
+            }
+            // §5.5, and §8 as agent-qa applies it: the first failed step's injections.
+            (_, _) => {
+                let ids = failure::first_failed_step_ids(record);
+                failure::contradict_ids(tx, &ids, &deltas, &failure::failure_reasoning, &mut log);
+                if auto_review {
+                    gate::reject_failed_step(tx, record, &mut log);
+                }
             }
         }
-        CurateCase::AblationPassed | CurateCase::AblationFailed => {
-            if !record.all_injected().is_empty() {
-                let before = log.clone();
-                store.transact(Some(&run_id), &mut |tx| {
-                    log = before.clone();
-                    if already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
-                        return Ok(());
-                    }
-                    if case == CurateCase::AblationPassed {
-                        ablation::memory_caused(tx, record, &deltas, &mut log);
-                    } else {
-                        log.exonerated = ablation::exonerate(tx, record, &mut log);
-                    }
-                    Ok(())
-                })?;
-            }
+        if auto_review {
+            gate::approve_clean(tx, record, &book, &mut log);
         }
-    }
-    if !log.already_applied && log.is_empty() && log.exonerated == 0 {
+        Ok(())
+    })?;
+    let journaled = log.evidence == Some(EvidenceStatus::Recorded);
+    if !log.already_applied && !journaled && log.is_empty() && log.exonerated == 0 {
         // Nothing was journaled by this call: no application of the run exists.
         log.generation = None;
     }

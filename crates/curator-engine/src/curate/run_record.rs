@@ -28,6 +28,7 @@ const STEP_KEYS: &[&str] = &[
     "sub_actions",
     "healing_attempts",
     "injected",
+    "probation",
 ];
 const ABLATION_KEYS: &[&str] = &["status"];
 
@@ -72,6 +73,9 @@ pub struct StepRecord {
     pub healing_attempts: u64,
     /// Ids injected into this step; `None` when the record does not say (see the run session).
     pub injected: Option<Vec<String>>,
+    /// The id among `injected` that was injected on probation (issue 18): the record's
+    /// `probation` field, else what the run session recorded for the step.
+    pub probation: Option<String>,
 }
 
 impl StepRecord {
@@ -232,9 +236,28 @@ impl RunRecord {
         }
     }
 
+    /// Sets each step's probation id from `session` (step index → id) where the record names
+    /// none and the id is among the step's injections (a harness that listed its own
+    /// injections without it did not inject it).
+    pub fn fill_probation(&mut self, session: &BTreeMap<usize, String>) {
+        for (i, step) in self.steps.iter_mut().enumerate() {
+            if step.probation.is_none()
+                && let Some(id) = session.get(&i)
+                && step.injected_ids().contains(id)
+            {
+                step.probation = Some(id.clone());
+            }
+        }
+    }
+
     /// Whether any step lacks an `injected` list (so the run session must be read).
     pub fn needs_session(&self) -> bool {
         self.steps.iter().any(|s| s.injected.is_none())
+    }
+
+    /// The index of the first failed step (§5.5), if any.
+    pub fn first_failed_step(&self) -> Option<usize> {
+        self.steps.iter().position(StepRecord::is_failed)
     }
 
     /// Every injected id of the run, each once, in first-seen order.
@@ -322,6 +345,15 @@ fn step_record(value: &Value, i: usize) -> Result<StepRecord, RunRecordError> {
     if status.is_empty() {
         return Err(err(format!("{path}.status"), "must not be empty"));
     }
+    let probation = opt_string(obj, "probation", &format!("{path}.probation"))?;
+    if let (Some(p), Some(ids)) = (&probation, &injected)
+        && !ids.contains(p)
+    {
+        return Err(err(
+            format!("{path}.probation"),
+            "must be one of the step's injected ids (a probation injection is an injection)",
+        ));
+    }
     Ok(StepRecord {
         name: string(obj, "name", &format!("{path}.name"))?,
         status,
@@ -332,6 +364,7 @@ fn step_record(value: &Value, i: usize) -> Result<StepRecord, RunRecordError> {
         healing_attempts: count(obj.get("healing_attempts"), &format!("{path}.healing_attempts"))?
             .unwrap_or(0),
         injected,
+        probation,
     })
 }
 

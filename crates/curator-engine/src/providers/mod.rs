@@ -65,4 +65,11 @@ pub trait DecisionProvider: std::fmt::Debug {
 
     /// The decisions for `input`.
     fn decide(&self, input: &CuratorInput<'_>) -> Result<ProviderAnswer, ProviderError>;
+
+    /// Whether this provider's adds are *proposals* of an agent or a model, which wait in the
+    /// review queue unless `curator.review` is off (issue 18), rather than decisions a person
+    /// or a harness made explicitly. Proposals unless a provider says otherwise.
+    fn proposes(&self) -> bool {
+        true
+    }
 }

@@ -1,7 +1,8 @@
 //! An in-memory `Store`: one mutex is the writer lock, a `Vec` is the journal, and a file's
 //! "text" is its snapshot as JSON. It keeps the trait's contract (fresh reads inside the
 //! transaction, `NotFound` / `DuplicateId` instead of guesses, one journal entry per change) so
-//! engine rules can be tested without a disk.
+//! engine rules can be tested without a disk. The review queue is a second map, outcome
+//! evidence an in-memory [`EvidenceBook`].
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -9,9 +10,10 @@ use std::sync::Mutex;
 use curator_core::{
     Observation, ObservationId, ObservationSnapshot, ScopeName, SuitePlacement, Tier,
 };
+use curator_store::evidence::{EvidenceBook, EvidenceQuery, EvidenceView, RunEvidence};
 use curator_store::{
-    Action, JournalEntry, JournalFilter, ListFilter, Listing, Result, Store, StoredObservation,
-    Transaction,
+    Action, JournalEntry, JournalFilter, ListFilter, Listing, Place, Result, Store,
+    StoredObservation, Transaction,
 };
 
 type Key = (Tier, ScopeName, String);
@@ -19,11 +21,13 @@ type Key = (Tier, ScopeName, String);
 #[derive(Debug, Default)]
 struct Inner {
     files: BTreeMap<Key, Observation>,
+    pending: BTreeMap<Key, Observation>,
     journal: Vec<JournalEntry>,
     /// Positions in `journal` by run id: curate reads a run's entries on every call.
     by_run: std::collections::HashMap<String, Vec<usize>>,
     /// Transactions begun, for their ids.
     transactions: u64,
+    evidence: EvidenceBook,
 }
 
 /// Observations in memory.
@@ -72,7 +76,14 @@ fn from_text(text: &str) -> Observation {
 }
 
 fn find(inner: &Inner, id: &ObservationId) -> Result<Option<StoredObservation>> {
-    let found: Vec<_> = inner.files.iter().filter(|(k, _)| k.2 == id.as_str()).collect();
+    find_in(&inner.files, id)
+}
+
+fn find_in(
+    files: &BTreeMap<Key, Observation>,
+    id: &ObservationId,
+) -> Result<Option<StoredObservation>> {
+    let found: Vec<_> = files.iter().filter(|(k, _)| k.2 == id.as_str()).collect();
     match found.as_slice() {
         [] => Ok(None),
         [(k, o)] => Ok(Some(stored(k, o))),
@@ -120,6 +131,28 @@ impl Store for MemStore {
         let inner = self.inner.lock().unwrap();
         Ok(inner.read(filter))
     }
+
+    fn list_pending(&self, filter: &ListFilter) -> Result<Listing> {
+        let inner = self.inner.lock().unwrap();
+        let observations = inner
+            .pending
+            .iter()
+            .filter(|(k, _)| {
+                filter.tier.is_none_or(|t| t == k.0)
+                    && filter.scope.as_ref().is_none_or(|s| *s == k.1)
+            })
+            .map(|(k, o)| stored(k, o))
+            .collect();
+        Ok(Listing { observations, problems: Vec::new() })
+    }
+
+    fn get_pending(&self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        find_in(&self.inner.lock().unwrap().pending, id)
+    }
+
+    fn evidence(&self, query: &EvidenceQuery) -> Result<EvidenceView> {
+        Ok(self.inner.lock().unwrap().evidence.view(query))
+    }
 }
 
 impl Inner {
@@ -149,9 +182,34 @@ struct MemTx<'a> {
 }
 
 impl MemTx<'_> {
+    /// Counts (or stops counting) `run`'s evidence and journals it, as the stores do.
+    fn evidence_change(&mut self, run: &RunEvidence, action: Action) -> Result<bool> {
+        if !self.inner.evidence.apply(action, run) {
+            return Ok(false);
+        }
+        let mut entry = JournalEntry::evidence_change(self.run_id.clone(), run, action);
+        entry.txn = Some(self.txn.clone());
+        entry.reverts.clone_from(&self.reverts);
+        self.inner.append(entry);
+        Ok(true)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn log(
         &mut self,
+        key: &Key,
+        action: Action,
+        reasoning: &str,
+        before: Option<&Observation>,
+        after: Option<&Observation>,
+    ) {
+        self.log_in(Place::Memory, key, action, reasoning, before, after);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn log_in(
+        &mut self,
+        place: Place,
         key: &Key,
         action: Action,
         reasoning: &str,
@@ -172,6 +230,8 @@ impl MemTx<'_> {
             after_file: after.map(text),
             txn: Some(self.txn.clone()),
             reverts: self.reverts.clone(),
+            place,
+            evidence: None,
         });
     }
 }
@@ -239,6 +299,8 @@ impl Transaction for MemTx<'_> {
             after_file: None,
             txn: Some(self.txn.clone()),
             reverts: self.reverts.clone(),
+            place: Place::Memory,
+            evidence: None,
         });
         Ok(())
     }
@@ -278,5 +340,72 @@ impl Transaction for MemTx<'_> {
         let after = file.map(from_text);
         self.log(&key, action, reasoning, before.as_ref(), after.as_ref());
         Ok(())
+    }
+
+    fn pending_get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        find_in(&self.inner.pending, id)
+    }
+
+    fn pending_put(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        observation: &Observation,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        if find(self.inner, &observation.id)?.is_some() {
+            return Err(curator_store::Error::DuplicateId {
+                id: observation.id.to_string(),
+                paths: Vec::new(),
+            });
+        }
+        let key = (tier, scope.clone(), observation.id.to_string());
+        let before = self.inner.pending.insert(key.clone(), observation.clone());
+        self.log_in(Place::Pending, &key, action, reasoning, before.as_ref(), Some(observation));
+        Ok(())
+    }
+
+    fn pending_read_text(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+    ) -> Result<Option<String>> {
+        Ok(self.inner.pending.get(&(tier, scope.clone(), id.to_string())).map(text))
+    }
+
+    fn pending_restore(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        file: Option<&str>,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        let key = (tier, scope.clone(), id.to_string());
+        let before = match file {
+            Some(t) => self.inner.pending.insert(key.clone(), from_text(t)),
+            None => self.inner.pending.remove(&key),
+        };
+        if before.is_none() && file.is_none() {
+            return Ok(());
+        }
+        let after = file.map(from_text);
+        self.log_in(Place::Pending, &key, action, reasoning, before.as_ref(), after.as_ref());
+        Ok(())
+    }
+
+    fn record_evidence(&mut self, run: &RunEvidence) -> Result<bool> {
+        self.evidence_change(run, Action::Evidence)
+    }
+
+    fn retract_evidence(&mut self, run: &RunEvidence) -> Result<bool> {
+        self.evidence_change(run, Action::Retract)
+    }
+
+    fn evidence(&mut self, query: &EvidenceQuery) -> Result<EvidenceView> {
+        Ok(self.inner.evidence.view(query))
     }
 }

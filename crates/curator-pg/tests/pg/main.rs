@@ -12,4 +12,5 @@ mod parity;
 mod search;
 mod state;
 mod transfer;
+mod trust;
 mod util;

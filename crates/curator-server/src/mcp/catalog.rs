@@ -22,16 +22,17 @@ use super::journal::{
 use super::schema::{
     GetObservationInput, HarnessAppendInput, HarnessAppendOutput, HarnessContextInput,
     HarnessContextOutput, HarnessCurateInput, HarnessCurateOutput, HarnessIssueInput,
-    HarnessIssueOutput, HarnessTraceInput, HarnessTraceOutput, ListObservationsInput, MemoryLogOut,
-    ObservationOut, ObservationPage, ProposeDecisionsInput, QueryMemoryInput, QueryMemoryOutput,
-    RecordRunInput,
+    HarnessIssueOutput, HarnessTraceInput, HarnessTraceOutput, ListObservationsInput,
+    ListPendingInput, MemoryLogOut, ObservationDetailOut, ObservationPage, PendingOut,
+    ProposeDecisionsInput, QueryMemoryInput, QueryMemoryOutput, RecordRunInput, ReviewOutcomeOut,
+    ReviewPendingInput,
 };
 use super::tools::{self, ToolContext};
 use super::{harness, journal};
 use crate::error::ApiError;
 
 /// The tool names, in the order `tools/list` gives them.
-pub(crate) const TOOL_NAMES: [&str; 12] = [
+pub(crate) const TOOL_NAMES: [&str; 14] = [
     "query_memory",
     "record_run",
     "propose_decisions",
@@ -39,6 +40,8 @@ pub(crate) const TOOL_NAMES: [&str; 12] = [
     "get_observation",
     "observation_history",
     "undo_run",
+    "list_pending",
+    "review_pending",
     "harness_append",
     "harness_issue",
     "harness_context",
@@ -98,21 +101,23 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Record a finished run",
             "Report a finished run and its outcome; the curator updates memory and returns the \
              MemoryLog. A passed run applies decisions (the rules provider confirms what was \
-             injected into passed steps and adds what a step's observation flags with MEMO:); \
-             a failed run lowers the trust of what was injected into its first failed step. \
-             Steps without an injected list take what query_memory recorded for run_id. A run \
-             is applied once: recording it again (a retry) changes nothing and returns \
-             already_applied: true; a run without run_id is named by its content.",
+             injected into passed steps and proposes what a step's observation flags with \
+             MEMO:; new observations wait in the review queue); a failed run lowers the trust \
+             of what the evidence blames for it. Steps without an injected list take what \
+             query_memory recorded for run_id. A run is applied once: recording it again (a \
+             retry) changes nothing and returns already_applied: true; a run without run_id is \
+             named by its content.",
             Effect::Write,
         ),
         tool::<ProposeDecisionsInput, MemoryLogOut>(
             "propose_decisions",
             "Propose memory decisions",
-            "Add new observations, confirm (update) or deprecate existing ones of a product, \
-             suite and test, with agent-qa's decision schema. Every decision is scanned and \
-             journaled; one that cannot apply is listed in the MemoryLog's errors and changes \
-             nothing. The same proposal sent twice (same run_id, or without one the same \
-             content) is applied once.",
+            "Propose new observations, confirm (update) or deprecate existing ones of a \
+             product, suite and test, with agent-qa's decision schema. New observations wait \
+             in the review queue until approved (unless the server's review is off). Every \
+             decision is scanned and journaled; one that cannot apply is listed in the \
+             MemoryLog's errors and changes nothing. The same proposal sent twice (same \
+             run_id, or without one the same content) is applied once.",
             Effect::Write,
         ),
         tool::<ListObservationsInput, ObservationPage>(
@@ -122,10 +127,12 @@ pub(crate) fn tools() -> Vec<Tool> {
              by tier, scope and id, one page at a time.",
             Effect::Read,
         ),
-        tool::<GetObservationInput, ObservationOut>(
+        tool::<GetObservationInput, ObservationDetailOut>(
             "get_observation",
             "Read an observation",
-            "One observation by id: title, content, trust, counters and where it lives.",
+            "One observation by id (served, or waiting for review): title, content, trust, \
+             counters, where it lives, and its outcome evidence (injections into passed and \
+             failed steps, ablation results, probation results).",
             Effect::Read,
         ),
         tool::<ObservationHistoryInput, ObservationHistoryOutput>(
@@ -142,11 +149,28 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Undo a run",
             "Reverts every file change the newest application of run_id made (record_run, \
              propose_decisions, curate), newest first, restoring each observation file byte \
-             for byte, and journals the reverts under undo-<run_id>. Limits: refused as a \
+             for byte, and journals the reverts under undo-<run_id>; the run's outcome \
+             evidence stops counting (`evidence` names the runs whose evidence was reverted). \
+             Limits: refused as a \
              whole, changing nothing, when any of those files changed after the run \
              (undo_conflict, naming the file), when the run was already undone \
              (already_undone) or is not in the journal (unknown_run); an invalid run id is \
              invalid_run_id. Changes observation files and the journal.",
+            Effect::Write,
+        ),
+        tool::<ListPendingInput, PendingOut>(
+            "list_pending",
+            "List proposals waiting for review",
+            "The review queue: observations an agent or a model proposed, which are never \
+             injected as ordinary memory until approved, each with its probation record.",
+            Effect::Read,
+        ),
+        tool::<ReviewPendingInput, ReviewOutcomeOut>(
+            "review_pending",
+            "Approve or reject a proposal",
+            "Approve a queued proposal (it enters memory unchanged) or reject it (it leaves the \
+             queue). Journaled and undoable. Only for a person's client: refused unless the \
+             server was started with review over MCP allowed.",
             Effect::Write,
         ),
         tool::<HarnessAppendInput, HarnessAppendOutput>(
@@ -206,6 +230,8 @@ pub(crate) fn call(ctx: &ToolContext, name: &str, arguments: JsonObject) -> Opti
         "observation_history" => run(name, arguments, |i| journal::observation_history(ctx, i)),
         "undo_run" => run(name, arguments, |i| journal::undo_run(ctx, i)),
         "harness_issue" => run(name, arguments, |i| harness::harness_issue(ctx, i)),
+        "list_pending" => run(name, arguments, |i| tools::list_pending(ctx, i)),
+        "review_pending" => run(name, arguments, |i| tools::review_pending(ctx, i)),
         "harness_append" => run(name, arguments, |i| harness::harness_append(ctx, i)),
         "harness_context" => run(name, arguments, |i| harness::harness_context(ctx, i)),
         "harness_curate" => run(name, arguments, |i| harness::harness_curate(ctx, i)),

@@ -86,6 +86,10 @@ pub(crate) struct UndoRunOutput {
     pub(crate) generation: u32,
     /// The reverted changes, newest first.
     pub(crate) reverted: Vec<RevertedOut>,
+    /// Runs whose outcome evidence the undo reverted (issue 18): the run's own, which stops
+    /// counting, or (undoing an undo) the one that counts again. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) evidence: Vec<String>,
 }
 
 /// `observation_history`: the journal of one observation, oldest first.
@@ -147,6 +151,7 @@ mod tests {
         let undone = undo_run(&f.ctx, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap();
         assert_eq!((undone.generation, undone.reverted.len()), (1, 1));
         assert_eq!(undone.reverted[0].action, "confirm");
+        assert_eq!(undone.evidence, ["r_mcp-undo"], "the run's evidence is taken out with it");
         let again = undo_run(&f.ctx, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap_err();
         assert_eq!(again.code(), "already_undone");
         let bad = undo_run(&f.ctx, UndoRunInput { run_id: "../../x".into() }).unwrap_err();

@@ -47,12 +47,13 @@ pub const INSTRUCTIONS: &str = "curator is trust-scored memory for agent runs (a
 memory directory). Before each step call query_memory with the product, test and step_text; \
 prepend its `formatted` <memory-context> block (if any) to the step prompt, and pass run_id and \
 step_index so the injection is recorded. When the run ends call record_run with the run record: \
-observations that helped a passed run gain trust, those injected into a failed step lose it. Use \
-propose_decisions to add a fact worth remembering or to confirm/deprecate one explicitly; \
-list_observations, get_observation and observation_history read memory without changing it; \
-undo_run reverts one run's changes. For a coding-agent harness, harness_append logs one \
-observation line, harness_issue files an issue for triage, harness_context gives a role's \
-prompt preamble, harness_curate runs a curator pass and harness_trace says where an entry went.";
+observations that helped a passed run gain trust, those the evidence blames for a failure lose \
+it. Use propose_decisions to propose a fact worth remembering (it waits in the review queue \
+until approved) or to confirm/deprecate one explicitly; list_observations, get_observation, \
+observation_history and list_pending read memory without changing it; undo_run reverts one \
+run's changes. For a coding-agent harness, harness_append logs one observation line, \
+harness_issue files an issue for triage, harness_context gives a role's prompt preamble, \
+harness_curate runs a curator pass and harness_trace says where an entry went.";
 
 /// The MCP server over one memory root: cheap to clone (the state is an `Arc`).
 #[derive(Debug, Clone)]
@@ -150,7 +151,8 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), McpServeError> {
 pub(crate) fn http_service(
     state: &AppState,
 ) -> StreamableHttpService<McpServer, NeverSessionManager> {
-    let server = McpServer::new(state.clone(), McpOptions::default());
+    let options = McpOptions { allow_review: state.mcp_review(), ..McpOptions::default() };
+    let server = McpServer::new(state.clone(), options);
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)

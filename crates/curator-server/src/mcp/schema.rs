@@ -91,6 +91,13 @@ pub(crate) struct InjectedOut {
     /// `products`, `suites` or `tests`.
     pub(crate) tier: String,
     pub(crate) scope: String,
+    /// Injected on probation: below minTrust, or a proposal waiting for review (at most one per
+    /// run).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) probation: bool,
+    /// A proposal from the review queue.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) pending: bool,
 }
 
 /// What `query_memory` answers: the same `observations` and `formatted` as `curator query
@@ -199,7 +206,8 @@ pub(crate) struct SnapshotOut {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DeltaOut {
-    /// `add`, `confirm`, `deprecate`, `delete` or `exonerate`.
+    /// `add`, `confirm`, `deprecate`, `delete`, or for the review queue `propose`, `approve`,
+    /// `reject`.
     pub(crate) action: String,
     pub(crate) tier: String,
     pub(crate) scope: String,
@@ -235,6 +243,15 @@ pub(crate) struct MemoryLogOut {
     pub(crate) confirmed: u64,
     pub(crate) deprecated: u64,
     pub(crate) deleted: u64,
+    /// Adds written to the review queue instead of memory (issue 18).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) proposed: u64,
+    /// Proposals approved into memory by this run (auto review).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) approved: u64,
+    /// Proposals rejected from the queue by this run (auto review).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) rejected: u64,
     pub(crate) deltas: Vec<DeltaOut>,
     /// Decisions that could not be applied, one line each (they changed nothing).
     pub(crate) errors: Vec<String>,
@@ -249,6 +266,109 @@ pub(crate) struct MemoryLogOut {
     /// after an undo); absent when the run journaled nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) generation: Option<u32>,
+    /// `recorded`, `already_recorded` (a retried run: nothing counted twice) or `unsupported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) evidence: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// An observation's outcome evidence (issue 18).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EvidenceOut {
+    /// Runs it was injected into.
+    pub(crate) runs: u64,
+    /// Injections into passed steps with no failure later in the run.
+    pub(crate) passed: u64,
+    /// Injections into a failed step.
+    pub(crate) failed: u64,
+    /// Injections into a passed step of a run that failed later.
+    pub(crate) before_failure: u64,
+    /// Of those, into the step right before the failed one.
+    pub(crate) just_before: u64,
+    /// Failed runs whose rerun without memory passed (memory proven the cause).
+    pub(crate) ablation_blamed: u64,
+    /// Failed runs whose rerun without memory failed too.
+    pub(crate) ablation_cleared: u64,
+    /// Probation injections into a passed step.
+    pub(crate) probation_passed: u64,
+    /// Probation injections followed by a failure.
+    pub(crate) probation_failed: u64,
+}
+
+/// One observation with where it lives and its evidence.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ObservationDetailOut {
+    /// `products`, `suites` or `tests`.
+    pub(crate) tier: String,
+    pub(crate) scope: String,
+    #[serde(flatten)]
+    pub(crate) fields: SnapshotOut,
+    /// `memory`, or `pending` while it waits for review.
+    pub(crate) place: String,
+    pub(crate) evidence: EvidenceOut,
+}
+
+/// `list_pending`: which part of the review queue.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListPendingInput {
+    /// `products`, `suites` or `tests` (singular accepted).
+    #[serde(default)]
+    pub(crate) tier: Option<String>,
+    /// One scope folder.
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+}
+
+/// The review queue.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PendingOut {
+    pub(crate) total: usize,
+    /// Queued files that cannot be read.
+    pub(crate) problems: usize,
+    pub(crate) pending: Vec<ObservationDetailOut>,
+}
+
+/// `review_pending`: approve or reject a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ReviewDecision {
+    Approve,
+    Reject,
+}
+
+/// `review_pending`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReviewPendingInput {
+    /// The proposal's id (`obs_…`).
+    pub(crate) id: String,
+    /// `approve` (it enters its tier folder unchanged) or `reject` (it leaves the queue).
+    pub(crate) decision: ReviewDecision,
+    /// Why (kept in the journal).
+    #[serde(default)]
+    pub(crate) reasoning: Option<String>,
+}
+
+/// What a review decision did.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReviewOutcomeOut {
+    /// The run id it was journaled under (`undo` reverts it).
+    pub(crate) run_id: String,
+    /// `approve` or `reject`.
+    pub(crate) action: String,
+    pub(crate) id: String,
+    pub(crate) tier: String,
+    pub(crate) scope: String,
+    /// `memory` after an approval, null after a rejection.
+    pub(crate) place: Option<String>,
 }
 
 /// `list_observations`: filters and paging.

@@ -10,30 +10,29 @@
 //! A tool's failure is an [`ApiError`] (a stable code and the library's sentence naming the
 //! field and rule); the catalog turns it into an `isError` result the agent can read.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use curator_core::SnapshotEntry;
+use curator_core::{ScopeName, SnapshotEntry, Tier};
 use curator_engine::breaker::Breaker;
 use curator_engine::curate::{
-    CurateOptions, Decisions, MemoryLog, RunRecord, RunRecordError, UnknownKeys, content_run_id,
-    curate,
+    Decisions, MemoryLog, RunRecord, RunRecordError, UnknownKeys, content_run_id, curate,
 };
 use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
-use curator_engine::session::{load_session_in, record_injection_in, validate_run_id};
+use curator_engine::review;
+use curator_engine::session::{record_injection_in, validate_run_id};
 use curator_engine::{QueryOutcome, RunStep};
-use curator_store::Store;
+use curator_store::{ListFilter, Place, Store};
 use serde_json::{Value, json};
 
 use super::schema::{
-    GetObservationInput, ListObservationsInput, MemoryLogOut, Mode, ObservationOut,
-    ObservationPage, ProposeDecisionsInput, Provider, QueryMemoryInput, QueryMemoryOutput,
-    RecordRunInput, mirror,
+    GetObservationInput, ListObservationsInput, ListPendingInput, MemoryLogOut, Mode,
+    ObservationDetailOut, ObservationPage, PendingOut, ProposeDecisionsInput, Provider,
+    QueryMemoryInput, QueryMemoryOutput, RecordRunInput, ReviewDecision, ReviewOutcomeOut,
+    ReviewPendingInput, mirror,
 };
 use crate::error::ApiError;
-use crate::ops;
-use crate::routes::ObservationView;
 use crate::routes::observations::{ListParams, list_page};
+use crate::routes::pending;
 use crate::routes::query::{QueryRequest, run_query};
 use crate::state::AppState;
 
@@ -47,6 +46,10 @@ pub struct McpOptions {
     /// The cross-mission identity directory for a `state_dir` named in a call (default: the
     /// configured harness's).
     pub identity_dir: Option<PathBuf>,
+    /// Whether `review_pending` may approve or reject proposals (issue 18). Off by default:
+    /// the review gate exists so that an agent cannot promote its own proposals, so only a
+    /// person's MCP client (`curator mcp --allow-review`, `curator serve --mcp-review`) gets it.
+    pub allow_review: bool,
 }
 
 /// What one tool call runs against.
@@ -139,19 +142,12 @@ pub(crate) fn record_run(
 ) -> Result<MemoryLogOut, ApiError> {
     let state = &ctx.state;
     let mut record = RunRecord::from_value_with(&input.run_record, state.engine().unknown_keys)?;
-    if record.needs_session() {
-        let session: BTreeMap<usize, Vec<String>> = match &record.run_id {
-            Some(run_id) => load_session_in(state.store(), run_id)?
-                .map(|s| s.injected.into_iter().map(|(step, ids)| (step as usize, ids)).collect())
-                .unwrap_or_default(),
-            None => BTreeMap::new(),
-        };
-        record.fill_injected(&session);
-    }
+    curator_engine::session::fill_from_session(state.store(), &mut record)?;
     let provider: Box<dyn DecisionProvider> = match (input.provider, input.decisions) {
-        (None | Some(Provider::Explicit), Some(decisions)) => {
-            Box::new(ExplicitProvider::new(decisions_of(&decisions, state.engine().unknown_keys)?))
-        }
+        // An agent's own decisions: its adds are proposals that wait for review.
+        (None | Some(Provider::Explicit), Some(decisions)) => Box::new(ExplicitProvider::proposal(
+            decisions_of(&decisions, state.engine().unknown_keys)?,
+        )),
         (Some(Provider::Explicit), None) => {
             return Err(ApiError::bad_request("provider \"explicit\" needs decisions"));
         }
@@ -203,7 +199,7 @@ pub(crate) fn propose_decisions(
             format!("propose_decisions: {field}: {rule}"),
         )
     })?;
-    run_curator(&ctx.state, &record, &ExplicitProvider::new(decisions))
+    run_curator(&ctx.state, &record, &ExplicitProvider::proposal(decisions))
 }
 
 /// Validates a decisions array with the engine's own rules (`decisions[2].observationId`).
@@ -216,13 +212,7 @@ fn run_curator(
     record: &RunRecord,
     provider: &dyn DecisionProvider,
 ) -> Result<MemoryLogOut, ApiError> {
-    let engine = state.engine();
-    let options = CurateOptions {
-        deltas: engine.deltas,
-        now: None,
-        ablation_enabled: engine.ablation_enabled,
-    };
-    let log: MemoryLog = curate(state.store(), record, provider, &options)?;
+    let log: MemoryLog = curate(state.store(), record, provider, &state.engine().curate_options())?;
     mirror("MemoryLog", &log)
 }
 
@@ -242,21 +232,57 @@ pub(crate) fn list_observations(
     mirror("observation page", list_page(&ctx.state, &params)?)
 }
 
-/// `get_observation`: one observation as the files hold it now.
+/// `get_observation`: one observation as the files hold it now (served, or waiting for
+/// review), with its outcome evidence.
 pub(crate) fn get_observation(
     ctx: &ToolContext,
     input: GetObservationInput,
-) -> Result<ObservationOut, ApiError> {
-    let id = ops::parse_id(input.id.trim())?;
-    let stored = ops::get(&ctx.state, &id)?;
-    mirror("observation", ObservationView::from(&stored))
+) -> Result<ObservationDetailOut, ApiError> {
+    mirror("observation", pending::find(&ctx.state, input.id.trim())?)
+}
+
+/// `list_pending`: the review queue with each proposal's probation record.
+pub(crate) fn list_pending(
+    ctx: &ToolContext,
+    input: ListPendingInput,
+) -> Result<PendingOut, ApiError> {
+    let filter = ListFilter {
+        tier: input.tier.as_deref().map(str::parse::<Tier>).transpose()?,
+        scope: input.scope.as_deref().map(ScopeName::new).transpose()?,
+    };
+    let listing = review::pending(ctx.state.store(), &filter).map_err(pending::review_error)?;
+    let views = pending::with_evidence(&ctx.state, &listing.observations, Place::Pending)?;
+    mirror(
+        "review queue",
+        json!({ "total": views.len(), "problems": listing.problems.len(), "pending": views }),
+    )
+}
+
+/// `review_pending`: approve or reject a proposal (only when the server allows review here).
+pub(crate) fn review_pending(
+    ctx: &ToolContext,
+    input: ReviewPendingInput,
+) -> Result<ReviewOutcomeOut, ApiError> {
+    if !ctx.options.allow_review {
+        return Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "review_not_allowed",
+            "review over MCP is off: an agent must not approve its own proposals; a person \
+             reviews with `curator review`, the web UI, the HTTP API, or an MCP server started \
+             with `curator mcp --allow-review` / `curator serve --mcp-review`",
+        ));
+    }
+    let approve = input.decision == ReviewDecision::Approve;
+    let reasoning = input.reasoning.or_else(|| Some("decided over MCP".to_owned()));
+    mirror("review outcome", pending::decide(&ctx.state, input.id.trim(), approve, reasoning)?)
 }
 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::mcp::schema::SuiteIn;
+    use crate::mcp::schema::{ListPendingInput, ReviewDecision, ReviewPendingInput, SuiteIn};
     use crate::state::ServerOptions;
+    use curator_engine::session::load_session_in;
     use curator_store::{FileStore, FileStoreOptions};
     use std::path::Path;
 
@@ -291,8 +317,11 @@ pub(super) mod tests {
         copy_dir(&example, &root);
         let store = FileStore::open(&root, FileStoreOptions::default()).unwrap();
         let state = AppState::new(store, ServerOptions::default());
-        let options =
-            McpOptions { allow_state_dir, identity_dir: Some(dir.path().join("identity")) };
+        let options = McpOptions {
+            allow_state_dir,
+            identity_dir: Some(dir.path().join("identity")),
+            allow_review: false,
+        };
         let state_dir = dir.path().join("project").join(".harness");
         Fixture { _dir: dir, ctx: ToolContext { state, options }, state_dir }
     }
@@ -460,7 +489,7 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn propose_decisions_adds_confirms_and_reports_unknown_ids() {
+    fn propose_decisions_queues_adds_confirms_and_reports_unknown_ids() {
         let f = fixture(false);
         let input = ProposeDecisionsInput {
             product: "acme-shop".into(),
@@ -476,15 +505,56 @@ pub(super) mod tests {
             run_id: Some("r_proposal".into()),
         };
         let log = propose_decisions(&f.ctx, input).unwrap();
-        assert_eq!((log.added, log.confirmed, log.deprecated), (1, 1, 0), "{log:?}");
+        assert_eq!(
+            (log.added, log.proposed, log.confirmed, log.deprecated),
+            (0, 1, 1, 0),
+            "{log:?}"
+        );
         assert_eq!(log.errors.len(), 1, "{:?}", log.errors);
         assert!(log.errors[0].contains("obs_not-a-real-one"));
-        let added = log.deltas.iter().find(|d| d.action == "add").unwrap();
-        let got = get_observation(&f.ctx, GetObservationInput { id: added.observation_id.clone() })
-            .unwrap();
+        let proposed = log.deltas.iter().find(|d| d.action == "propose").unwrap();
+        let id = proposed.observation_id.clone();
+        let got = get_observation(&f.ctx, GetObservationInput { id: id.clone() }).unwrap();
         assert_eq!((got.tier.as_str(), got.scope.as_str()), ("products", "acme-shop"));
-        assert_eq!(got.fields.source_test, TEST_ID);
+        assert_eq!((got.place.as_str(), got.fields.source_test.as_str()), ("pending", TEST_ID));
         assert!((trust_of(&f, CART_BADGE) - 0.85).abs() < 1e-9);
+        // It waits in the queue; this agent's server may not approve it.
+        let queue = list_pending(&f.ctx, ListPendingInput::default()).unwrap();
+        assert_eq!(
+            queue.pending.iter().map(|p| p.fields.id.clone()).collect::<Vec<_>>(),
+            std::slice::from_ref(&id)
+        );
+        let approve = ReviewPendingInput {
+            id: id.clone(),
+            decision: ReviewDecision::Approve,
+            reasoning: None,
+        };
+        let err = review_pending(&f.ctx, approve.clone()).unwrap_err();
+        assert_eq!(err.code(), "review_not_allowed", "{err}");
+        let mut person = f.ctx.clone();
+        person.options.allow_review = true;
+        let outcome = review_pending(&person, approve.clone()).unwrap();
+        assert_eq!(
+            (outcome.action.as_str(), outcome.place.as_deref()),
+            ("approve", Some("memory"))
+        );
+        assert_eq!(
+            get_observation(&f.ctx, GetObservationInput { id: id.clone() }).unwrap().place,
+            "memory"
+        );
+        assert_eq!(review_pending(&person, approve).unwrap_err().code(), "not_found");
+        assert!(list_pending(&f.ctx, ListPendingInput::default()).unwrap().pending.is_empty());
+    }
+
+    #[test]
+    fn get_observation_carries_the_outcome_evidence() {
+        let f = fixture(false);
+        let run_record = json!({"run_id": "r_ev", "product": "acme-shop",
+            "test": {"id": TEST_ID, "name": "cart"}, "status": "passed",
+            "steps": [{"name": "add to cart", "status": "passed", "injected": [CART_BADGE]}]});
+        record_run(&f.ctx, RecordRunInput { run_record, provider: None, decisions: None }).unwrap();
+        let got = get_observation(&f.ctx, GetObservationInput { id: CART_BADGE.into() }).unwrap();
+        assert_eq!((got.evidence.runs, got.evidence.passed), (1, 1));
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub(crate) mod harness;
 pub(crate) mod journal;
 pub(crate) mod lint;
 pub(crate) mod observations;
+pub(crate) mod pending;
 pub(crate) mod query;
 pub(crate) mod runs;
 
@@ -98,6 +99,7 @@ pub(crate) fn api() -> ApiRoutes {
         .merge(observations::router())
         .merge(query::router())
         .merge(runs::router())
+        .merge(pending::router())
         .merge(journal::router())
         .merge(breaker::router())
         .merge(lint::router())

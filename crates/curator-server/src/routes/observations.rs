@@ -124,10 +124,15 @@ async fn list(
 async fn show(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<ObservationView>, ApiError> {
+) -> Result<Json<super::pending::EvidenceView>, ApiError> {
     let id = ops::parse_id(&id)?;
-    let stored = blocking(&state, move |s| ops::get(&s, &id)).await?;
-    Ok(Json(ObservationView::from(&stored)))
+    let found = blocking(&state, move |s| {
+        let stored = ops::get(&s, &id)?;
+        let place = curator_store::Place::Memory;
+        Ok(super::pending::with_evidence(&s, std::slice::from_ref(&stored), place)?.remove(0))
+    })
+    .await?;
+    Ok(Json(found))
 }
 
 /// The answer to a change: what was done, under which run id, and the observation after it.

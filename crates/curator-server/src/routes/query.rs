@@ -81,6 +81,9 @@ impl QueryRequest {
             Some(m) => parse_mode(m)?,
             None => engine.mode,
         };
+        if run.is_some() {
+            opts.probation = engine.probation();
+        }
         opts.run = run;
         Ok(opts)
     }

@@ -18,7 +18,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json};
 use curator_engine::breaker::Breaker;
-use curator_engine::curate::{CurateOptions, Decisions, MemoryLog, RunRecord, UnknownKeys, curate};
+use curator_engine::curate::{Decisions, MemoryLog, RunRecord, UnknownKeys, curate};
 use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
 use curator_engine::session::{load_session_in, record_injection_in, validate_run_id};
 use curator_engine::{QueryOutcome, RunStep};
@@ -217,12 +217,7 @@ fn prepare_record(
         Some(_) => {}
         None => record.run_id = Some(run_id.to_owned()),
     }
-    if record.needs_session() {
-        let session = load_session_in(state.store(), run_id)?
-            .map(|s| s.injected.into_iter().map(|(step, ids)| (step as usize, ids)).collect())
-            .unwrap_or_default();
-        record.fill_injected(&session);
-    }
+    curator_engine::session::fill_from_session(state.store(), &mut record)?;
     Ok(record)
 }
 
@@ -239,12 +234,7 @@ async fn finish(
             Some(d) => Box::new(ExplicitProvider::new(Decisions::from_value_with(d, unknown)?)),
             None => Box::new(RulesProvider::default()),
         };
-        let options = CurateOptions {
-            deltas: s.engine().deltas,
-            now: None,
-            ablation_enabled: s.engine().ablation_enabled,
-        };
-        Ok(curate(s.store(), &record, provider.as_ref(), &options)?)
+        Ok(curate(s.store(), &record, provider.as_ref(), &s.engine().curate_options())?)
     })
     .await?;
     Ok(Json(log))

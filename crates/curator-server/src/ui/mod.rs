@@ -13,6 +13,7 @@ mod assets;
 mod diff;
 mod list;
 mod pages;
+mod review;
 mod tools;
 
 use askama::Template;
@@ -38,6 +39,9 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/runs", get(tools::runs))
         .route("/runs/{run_id}", get(tools::run))
         .route("/runs/{run_id}/undo", post(tools::undo))
+        .route("/review", get(review::page))
+        .route("/review/{id}/approve", post(review::approve))
+        .route("/review/{id}/reject", post(review::reject))
         .route("/lint", get(tools::lint))
         .route("/harness", get(tools::harness))
         .route("/harness/triage", post(tools::triage))
@@ -103,6 +107,8 @@ pub(crate) fn flash(done: Option<&str>, run: Option<&str>) -> Option<String> {
         "deprecated" => "Deprecated",
         "deleted" => "Deleted",
         "undone" => "Run undone",
+        "approved" => "Approved into memory",
+        "rejected" => "Rejected from the review queue",
         "triaged" => "Pending issues triaged",
         "curated" => "Curator pass finished",
         _ => return None,

@@ -25,8 +25,8 @@ use crate::state::{AppState, blocking};
 /// `?done=…&run=…` after a redirect, plus the overview's filters and page number (from 1).
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct PageParams {
-    done: Option<String>,
-    run: Option<String>,
+    pub(crate) done: Option<String>,
+    pub(crate) run: Option<String>,
     q: Option<String>,
     tier: Option<String>,
     page: Option<usize>,
@@ -298,6 +298,7 @@ struct ObservationPage {
     path: String,
     file_text: String,
     timeline: Vec<TimelineItem>,
+    evidence: curator_store::evidence::Evidence,
 }
 
 fn observation_page(
@@ -307,6 +308,11 @@ fn observation_page(
 ) -> Result<ObservationPage, ApiError> {
     let id = ops::parse_id(raw_id)?;
     let stored = state.store().get(&id)?;
+    let place = curator_store::Place::Memory;
+    let evidence =
+        crate::routes::pending::with_evidence(state, std::slice::from_ref(&stored), place)?
+            .remove(0)
+            .evidence;
     let entries =
         state.store().journal(&JournalFilter { id: Some(id.to_string()), run_id: None })?;
     let o = &stored.observation;
@@ -344,6 +350,7 @@ fn observation_page(
         path: rel,
         file_text,
         timeline: timeline(entries),
+        evidence,
     })
 }
 
@@ -375,10 +382,10 @@ pub(crate) struct EditForm {
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ReasonForm {
     #[serde(default)]
-    reasoning: String,
+    pub(crate) reasoning: String,
 }
 
-fn non_empty(s: String) -> Option<String> {
+pub(crate) fn non_empty(s: String) -> Option<String> {
     if s.trim().is_empty() { None } else { Some(s) }
 }
 

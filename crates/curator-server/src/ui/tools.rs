@@ -307,8 +307,11 @@ fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiE
         .next()
         .map(|s| s.actions.into_iter().collect())
         .unwrap_or_default();
+    // The run's outcome evidence (issue 18) is journaled with it but changes no observation:
+    // the counters count it, the MemoryLog table lists observation changes only.
     let deltas = entries
         .iter()
+        .filter(|e| e.evidence.is_none())
         .map(|e| {
             let snap = e.after.as_ref().or(e.before.as_ref());
             let trust = |s: Option<&curator_core::ObservationSnapshot>| {

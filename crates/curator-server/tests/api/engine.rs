@@ -131,7 +131,8 @@ async fn a_run_session_records_injections_and_its_record_is_curated_and_undone()
     let runs = get(&app, "/api/v1/runs").await.json();
     assert_eq!(runs["runs"][0]["run_id"], "r_api-test-1", "{runs}");
     let journal = get(&app, "/api/v1/journal?run_id=r_api-test-1").await.json();
-    assert_eq!(journal["total"].as_u64().unwrap() as usize, injected.len());
+    // One entry per deprecation, and the run's outcome evidence (issue 18).
+    assert_eq!(journal["total"].as_u64().unwrap() as usize, injected.len() + 1, "{journal}");
 
     let undone = post(&app, "/api/v1/runs/r_api-test-1/undo").await;
     assert_eq!(undone.status, StatusCode::OK, "{}", undone.text);

@@ -6,4 +6,5 @@ mod common;
 mod engine;
 mod hosts;
 mod observations;
+mod review;
 mod surface;

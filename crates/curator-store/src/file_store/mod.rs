@@ -25,6 +25,13 @@
 //! And after the next writer took the lock (or `curator lint` ran): the open transaction is
 //! rolled back and its temps removed, so every file equals the replay of the committed journal
 //! and `history`/`undo` know every change a file shows.
+//!
+//! The review queue (issue 18) is a second tree of the same shape under
+//! `<root>/.curator/pending/<tier>/<scope>/`, kept by an inner `FileStore` over that folder
+//! that shares this root's lock and journal (its entries say `place: pending`). Nothing that
+//! serves memory walks it, and agent-qa never lists `.curator/`, so a queued observation is
+//! never injected as ordinary memory. Outcome evidence is journal entries
+//! (`action: evidence | retract`), so it commits, rolls back and is undone with its run.
 
 mod id_index;
 mod layout;
@@ -41,12 +48,14 @@ use std::time::Duration;
 
 use curator_core::{ObservationId, ScopeName, Tier};
 
+use crate::evidence::{EvidenceQuery, EvidenceView};
 use crate::index::{Hit, IndexError, MemoryIndex, SearchRequest, search_files};
 use crate::journal::{Journal, JournalEntry, JournalFilter};
 use crate::lock::{LockOptions, SystemProbe, acquire_lock, dead_temps};
 use crate::run_state::RunSession;
 use crate::store::{
-    ListFilter, Listing, ListingPage, Problem, ProblemKind, Recovered, Store, StoredObservation,
+    ListFilter, Listing, ListingPage, Place, Problem, ProblemKind, Recovered, Store,
+    StoredObservation,
     Transaction,
 };
 use crate::{Error, Result};
@@ -85,6 +94,10 @@ pub struct FileStore {
     /// later searches skip the per-file freshness check; dropped after a failure so the next
     /// search opens (or rebuilds) it again.
     search_index: Mutex<Option<Arc<MemoryIndex>>>,
+    /// Which tree this store holds: the root's tier folders, or the review queue.
+    place: Place,
+    /// The review queue's store (`None` inside the queue's own store).
+    pending: Option<Box<FileStore>>,
 }
 
 impl FileStore {
@@ -95,13 +108,29 @@ impl FileStore {
             return Err(Error::NotADirectory { path: root });
         }
         let journal = Journal::for_root(&root);
+        let pending = FileStore {
+            root: pending_root(&root),
+            options: options.clone(),
+            journal: journal.clone(),
+            index: Mutex::new(IdIndex::default()),
+            search_index: Mutex::new(None),
+            place: Place::Pending,
+            pending: None,
+        };
         Ok(FileStore {
             root,
             options,
             journal,
             index: Mutex::new(IdIndex::default()),
             search_index: Mutex::new(None),
+            place: Place::Memory,
+            pending: Some(Box::new(pending)),
         })
+    }
+
+    /// The review queue's store; the queue's own store has none.
+    fn queue(&self) -> Result<&FileStore> {
+        self.pending.as_deref().ok_or(Error::Unsupported { operation: "a queue inside the queue" })
     }
 
     /// Creates the root and its `products/ suites/ tests/` folders (agent-qa's
@@ -132,6 +161,14 @@ impl FileStore {
     /// `<root>/.curator/journal.jsonl`.
     pub fn journal_path(&self) -> &Path {
         self.journal.path()
+    }
+
+    /// `<root>/.curator/pending`: the review queue, laid out as `<tier>/<scope>/<id>.md`.
+    pub fn pending_root(&self) -> PathBuf {
+        match self.place {
+            Place::Memory => pending_root(&self.root),
+            Place::Pending => self.root.clone(),
+        }
     }
 
     /// Where an observation of `tier`/`scope` with `id` lives (whether or not it exists).
@@ -170,6 +207,11 @@ impl FileStore {
         }
         Ok(None)
     }
+}
+
+/// Where the review queue of the memory root `root` lives.
+fn pending_root(root: &Path) -> PathBuf {
+    root.join(".curator").join("pending")
 }
 
 fn stored(loc: &Location, loaded: Loaded) -> StoredObservation {
@@ -390,7 +432,17 @@ impl Store for FileStore {
     }
 
     fn record_injection(&self, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
-        state::record_injection(&self.root, run_id, step, ids)
+        state::record_step(&self.root, run_id, step, ids, None)
+    }
+
+    fn record_step(
+        &self,
+        run_id: &str,
+        step: u64,
+        ids: &[String],
+        probation: Option<&str>,
+    ) -> Result<()> {
+        state::record_step(&self.root, run_id, step, ids, probation)
     }
 
     fn load_session(&self, run_id: &str) -> Result<Option<RunSession>> {
@@ -415,6 +467,28 @@ impl Store for FileStore {
         change: &mut dyn FnMut(Option<serde_json::Value>) -> serde_json::Value,
     ) -> Result<serde_json::Value> {
         state::update_breaker(&self.root, key, change)
+    }
+
+    fn list_pending(&self, filter: &ListFilter) -> Result<Listing> {
+        self.queue()?.list(filter)
+    }
+
+    fn get_pending(&self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        self.queue()?.find(id, false)
+    }
+
+    /// Searches the queue's folders in RAM: the queue is small, and a persistent index of it
+    /// would be one more thing to keep fresh.
+    fn search_pending(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+        let root = self.queue()?.root();
+        if !root.is_dir() {
+            return Ok(Vec::new());
+        }
+        Ok(search_files(root, req)?)
+    }
+
+    fn evidence(&self, query: &EvidenceQuery) -> Result<EvidenceView> {
+        Ok(self.journal.evidence(None)?.view(query))
     }
 }
 

@@ -36,7 +36,7 @@ use super::read::{LoadError, read_text};
 use crate::atomic::{atomic_write, parent_dir, sync_dir};
 use crate::journal::{End, EndMarker, JournalEntry};
 use crate::lock::iso_millis;
-use crate::store::Recovered;
+use crate::store::{Place, Recovered};
 use crate::{Error, Result};
 
 /// Rolls back every open transaction of the journal (see the module doc). Call only while
@@ -61,6 +61,11 @@ pub(crate) fn roll_back(
 ) -> Result<()> {
     let mut folders: Vec<(PathBuf, String)> = Vec::new();
     for entry in entries.iter().rev().filter(|e| e.changes_a_file()) {
+        // A review-queue entry names a file of the queue's tree (issue 18).
+        let store = match entry.place {
+            Place::Pending => store.queue()?,
+            Place::Memory => store,
+        };
         let Some(path) = entry_path(store, entry)? else { continue };
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let dir = parent_dir(&path).to_owned();

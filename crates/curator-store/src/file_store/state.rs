@@ -88,21 +88,28 @@ pub(crate) fn load_session(root: &Path, run_id: &str) -> Result<Option<RunSessio
     })
 }
 
-pub(crate) fn record_injection(root: &Path, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+pub(crate) fn record_step(
+    root: &Path,
+    run_id: &str,
+    step: u64,
+    ids: &[String],
+    probation: Option<&str>,
+) -> Result<()> {
     let path = session_path(root, run_id)?;
     let mut session = match load_session(root, run_id)? {
         Some(s) => s,
         None if ids.is_empty() => return Ok(()),
         None => RunSession { run_id: run_id.to_owned(), ..RunSession::default() },
     };
-    if ids.is_empty() {
-        if session.injected.remove(&step).is_none() {
-            return Ok(());
-        }
-    } else {
-        session.injected.insert(step, ids.to_vec());
+    if !session.set_step(step, ids, probation) {
+        return Ok(());
     }
     write_json(&path, &session, "run session")
+}
+
+#[cfg(test)]
+fn record_injection(root: &Path, run_id: &str, step: u64, ids: &[String]) -> Result<()> {
+    record_step(root, run_id, step, ids, None)
 }
 
 pub(crate) fn load_breaker(root: &Path, key: &str) -> Result<Option<serde_json::Value>> {
@@ -157,6 +164,21 @@ mod tests {
         assert!(root.join(".curator/runs/r1.json").is_file());
         record_injection(root, "r2", 0, &[]).unwrap();
         assert!(load_session(root, "r2").unwrap().is_none(), "nothing injected: no file");
+    }
+
+    #[test]
+    fn a_probation_is_kept_with_its_step_and_replaced_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        record_step(root, "r1", 1, &ids(&["obs_a", "obs_p"]), Some("obs_p")).unwrap();
+        let text = std::fs::read_to_string(root.join(".curator/runs/r1.json")).unwrap();
+        assert!(text.contains("\"probation\""), "{text}");
+        assert_eq!(load_session(root, "r1").unwrap().unwrap().probation_at(1), Some("obs_p"));
+        record_step(root, "r1", 1, &ids(&["obs_a"]), None).unwrap();
+        let s = load_session(root, "r1").unwrap().unwrap();
+        assert_eq!((s.probation_at(1), s.injected_at(1)), (None, &ids(&["obs_a"])[..]));
+        let text = std::fs::read_to_string(root.join(".curator/runs/r1.json")).unwrap();
+        assert!(!text.contains("probation"), "an empty map is left out: {text}");
     }
 
     #[test]

@@ -25,9 +25,10 @@ use super::layout::{self, Location, Walk, inside_root, scope_dir};
 use super::read::{LoadError, read_text};
 use super::{FileStore, recovery, refused, stored};
 use crate::atomic::{atomic_write, sync_dir};
+use crate::evidence::{EvidenceQuery, EvidenceView, RunEvidence};
 use crate::journal::{End, EndMarker, JournalEntry, JournalFilter};
 use crate::lock::iso_millis;
-use crate::store::{Action, StoredObservation, Transaction, checked_file_text};
+use crate::store::{Action, Place, StoredObservation, Transaction, checked_file_text};
 use crate::{Error, Result};
 
 /// The file store's [`Transaction`]: lives only while `.curator.lock` is held.
@@ -50,6 +51,8 @@ pub(crate) struct FileTransaction<'a> {
     /// asking again (a fresh id is looked up, then checked before its file is written) costs
     /// no second probe.
     absent: HashSet<String>,
+    /// The review queue's transaction, made on first use; it runs under this one's lock.
+    queue: Option<Box<FileTransaction<'a>>>,
 }
 
 impl<'a> FileTransaction<'a> {
@@ -64,6 +67,7 @@ impl<'a> FileTransaction<'a> {
             aborted: None,
             rebuilds_at_start,
             absent: HashSet::new(),
+            queue: None,
         }
     }
 
@@ -124,6 +128,32 @@ impl<'a> FileTransaction<'a> {
         step.inspect_err(|e| self.aborted = Some(e.to_string()))
     }
 
+    /// The review queue's transaction (the lock is already held): the same transaction id and
+    /// undo target, so its changes commit or roll back with this one's ([`Self::adopt`]).
+    fn queue(&mut self) -> Result<&mut FileTransaction<'a>> {
+        self.live()?;
+        if self.queue.is_none() {
+            let store = self.store.queue()?;
+            let mut queue = FileTransaction::new(store, self.run_id.as_deref());
+            queue.txn.clone_from(&self.txn);
+            queue.reverts.clone_from(&self.reverts);
+            self.queue = Some(Box::new(queue));
+        }
+        self.queue.as_deref_mut().ok_or(Error::Unsupported { operation: "the review queue" })
+    }
+
+    /// Takes over what a review-queue step journaled (and whether it failed after an entry):
+    /// one transaction, one list of changes to commit or roll back.
+    fn adopt<T>(&mut self, step: Result<T>) -> Result<T> {
+        if let Some(queue) = self.queue.as_deref_mut() {
+            self.written.append(&mut queue.written);
+            if let Some(reason) = queue.aborted.take() {
+                self.aborted.get_or_insert(reason);
+            }
+        }
+        step
+    }
+
     /// Whether a miss for `id` in the id index can be trusted without checking the disk.
     fn trust_miss(&self, id: &ObservationId) -> bool {
         self.absent.contains(id.as_str()) || self.store.index().rebuilds() > self.rebuilds_at_start
@@ -171,6 +201,8 @@ impl<'a> FileTransaction<'a> {
             after_file: change.after,
             txn: Some(self.txn.clone()),
             reverts: self.reverts.clone(),
+            place: self.store.place,
+            evidence: None,
         };
         crate::fault_point!("wal::before-entry");
         // Even a failed append may have left the line (a failed fsync): from here on the
@@ -180,6 +212,17 @@ impl<'a> FileTransaction<'a> {
         self.after_entry(appended)?;
         crate::fault_point!("wal::after-entry");
         Ok(())
+    }
+
+    /// Journals an evidence change of this transaction (no file changes: it counts once the
+    /// commit marker is written, and a rollback marker voids it).
+    fn journal_evidence(&mut self, run: &RunEvidence, action: Action) -> Result<()> {
+        let mut entry = JournalEntry::evidence_change(self.run_id.clone(), run, action);
+        entry.txn = Some(self.txn.clone());
+        entry.reverts.clone_from(&self.reverts);
+        let appended = self.store.journal.append(&entry);
+        self.written.push(entry);
+        self.after_entry(appended)
     }
 
     /// Atomically writes `change.after` to `<tier>/<scope>/<id>.md`, journaled ahead.
@@ -192,6 +235,10 @@ impl<'a> FileTransaction<'a> {
         if text.len() as u64 > limit {
             let kind = crate::ProblemKind::TooLarge { size: text.len() as u64, limit };
             return Err(Error::Refused { path, kind });
+        }
+        if self.store.place == Place::Pending {
+            // The queue's folder is made on its first write (its parent is the root's).
+            fs::create_dir_all(&self.store.root).map_err(|e| Error::io(&self.store.root, e))?;
         }
         scope_dir(&self.store.root, tier, scope, true)?.ok_or_else(|| {
             Error::io(&path, std::io::Error::other("scope folder was not created"))
@@ -329,6 +376,9 @@ impl Transaction for FileTransaction<'_> {
 
     fn set_reverts(&mut self, txn: &str) -> Result<()> {
         self.reverts = Some(txn.to_owned());
+        if let Some(queue) = self.queue.as_deref_mut() {
+            queue.reverts = Some(txn.to_owned());
+        }
         Ok(())
     }
 
@@ -369,5 +419,70 @@ impl Transaction for FileTransaction<'_> {
             // No file is already the state `undo` asked for: no mutation, so no journal line.
             self.remove(change).map(|_| ())
         }
+    }
+
+    fn pending_get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        self.queue()?.find(id)
+    }
+
+    fn pending_put(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        observation: &Observation,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        // An id lives in one place: never queue a copy of a served observation.
+        if let Some(served) = self.find(&observation.id)? {
+            let queued = self.queue()?.store.path_of(tier, scope, &observation.id);
+            let paths =
+                vec![self.store.path_of(served.tier, &served.scope, &observation.id), queued];
+            return Err(Error::DuplicateId { id: observation.id.to_string(), paths });
+        }
+        let put = self.queue()?.put(tier, scope, observation, action, reasoning);
+        self.adopt(put)
+    }
+
+    fn pending_read_text(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+    ) -> Result<Option<String>> {
+        self.queue()?.read_text(tier, scope, id)
+    }
+
+    fn pending_restore(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        id: &ObservationId,
+        text: Option<&str>,
+        action: Action,
+        reasoning: &str,
+    ) -> Result<()> {
+        let restored = self.queue()?.restore(tier, scope, id, text, action, reasoning);
+        self.adopt(restored)
+    }
+
+    fn record_evidence(&mut self, run: &RunEvidence) -> Result<bool> {
+        self.live()?;
+        if self.store.journal.evidence(Some(&self.txn))?.contains(&run.run_id) {
+            return Ok(false);
+        }
+        self.journal_evidence(run, Action::Evidence).map(|()| true)
+    }
+
+    fn retract_evidence(&mut self, run: &RunEvidence) -> Result<bool> {
+        self.live()?;
+        if !self.store.journal.evidence(Some(&self.txn))?.contains(&run.run_id) {
+            return Ok(false);
+        }
+        self.journal_evidence(run, Action::Retract).map(|()| true)
+    }
+
+    fn evidence(&mut self, query: &EvidenceQuery) -> Result<EvidenceView> {
+        Ok(self.store.journal.evidence(Some(&self.txn))?.view(query))
     }
 }

@@ -18,6 +18,8 @@ fn entry(id: &str, run: Option<&str>) -> JournalEntry {
         after_file: Some("---\nid: x\n---\nbody\n".into()),
         txn: None,
         reverts: None,
+        place: Place::Memory,
+        evidence: None,
     }
 }
 

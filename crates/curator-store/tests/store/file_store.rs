@@ -391,3 +391,94 @@ fn a_copy_made_after_the_index_was_built_is_a_duplicate_in_both_folders() {
     assert_eq!(store.list(&t_a).unwrap().observations.len(), 1);
     assert!(store.list(&p).unwrap().problems.is_empty());
 }
+
+/// A run's outcome evidence (issue 18) for the transaction tests.
+fn run_evidence(run_id: &str, injected: &str) -> curator_store::evidence::RunEvidence {
+    curator_store::evidence::RunEvidence {
+        run_id: run_id.into(),
+        time: "2026-04-10T12:00:00.000Z".into(),
+        test: "t_a".into(),
+        status: "passed".into(),
+        ablation: None,
+        steps: vec![curator_store::evidence::StepEvidence {
+            status: "passed".into(),
+            injected: vec![injected.into()],
+            probation: None,
+        }],
+    }
+}
+
+#[test]
+fn evidence_and_the_review_queue_commit_and_roll_back_with_their_transaction() {
+    use curator_store::evidence::EvidenceQuery;
+    let (dir, store) = new_store();
+    let query = EvidenceQuery { ids: vec!["obs_a".into()], tests: vec!["t_a".into()] };
+    let passed = |store: &FileStore| store.evidence(&query).unwrap().of("obs_a").passed;
+    let proposal = observation("Proposed", "Waits for review.");
+    let queued = dir.path().join(format!(".curator/pending/tests/t_a/{}.md", proposal.id));
+    // A body that fails after recording evidence and queueing a proposal leaves neither.
+    let err = store
+        .transact(Some("r1"), &mut |tx| {
+            assert!(tx.record_evidence(&run_evidence("r1", "obs_a"))?);
+            tx.pending_put(Tier::Tests, &scope("t_a"), &proposal, Action::Propose, "p")?;
+            Err(Error::NotFound { id: "obs_x".into() })
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }));
+    assert_eq!(passed(&store), 0, "rolled-back evidence never counts");
+    assert!(!queued.exists(), "the queued file is rolled back");
+    assert!(store.journal(&JournalFilter::default()).unwrap().is_empty());
+    // The same body succeeding: both stand, under one transaction id.
+    store
+        .transact(Some("r1"), &mut |tx| {
+            assert!(tx.record_evidence(&run_evidence("r1", "obs_a"))?);
+            assert!(!tx.record_evidence(&run_evidence("r1", "obs_a"))?, "once per run id");
+            tx.pending_put(Tier::Tests, &scope("t_a"), &proposal, Action::Propose, "p")
+        })
+        .unwrap();
+    assert_eq!(passed(&store), 1);
+    assert!(queued.exists());
+    let journal = store.journal(&JournalFilter::default()).unwrap();
+    assert_eq!(journal.len(), 2, "{journal:?}");
+    assert_eq!(journal[0].txn, journal[1].txn, "one transaction");
+    assert_eq!(journal[1].place, curator_store::Place::Pending);
+    // Retracting (what undo does) takes the run out again, once.
+    store
+        .transact(Some("undo-r1"), &mut |tx| {
+            assert!(tx.retract_evidence(&run_evidence("r1", "obs_a"))?);
+            assert!(!tx.retract_evidence(&run_evidence("r1", "obs_a"))?);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(passed(&store), 0);
+}
+
+#[test]
+fn an_open_transaction_of_a_dead_writer_with_evidence_and_a_proposal_is_rolled_back() {
+    use curator_store::evidence::EvidenceQuery;
+    let (dir, store) = new_store();
+    let proposal = observation("Proposed", "Waits for review.");
+    let queued = dir.path().join(format!(".curator/pending/tests/t_a/{}.md", proposal.id));
+    store
+        .transact(Some("r1"), &mut |tx| {
+            tx.record_evidence(&run_evidence("r1", "obs_a"))?;
+            tx.pending_put(Tier::Tests, &scope("t_a"), &proposal, Action::Propose, "p")
+        })
+        .unwrap();
+    // Make it look as if the writer died before its commit marker.
+    let journal = dir.path().join(".curator/journal.jsonl");
+    let text = fs::read_to_string(&journal).unwrap();
+    let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("{\"end\":")).collect();
+    fs::write(&journal, format!("{}\n", kept.join("\n"))).unwrap();
+    let query = EvidenceQuery { ids: vec!["obs_a".into()], tests: vec![] };
+    assert_eq!(store.evidence(&query).unwrap().of("obs_a").passed, 0, "uncommitted");
+    let recovered = store.recover().unwrap();
+    assert!(recovered.iter().any(|r| r.path == queued), "{recovered:?}");
+    assert!(!queued.exists(), "the queued file is rolled back");
+    assert_eq!(store.evidence(&query).unwrap().of("obs_a").passed, 0);
+    // The run can then be recorded by the retried curate.
+    store
+        .transact(Some("r1"), &mut |tx| tx.record_evidence(&run_evidence("r1", "obs_a")).map(drop))
+        .unwrap();
+    assert_eq!(store.evidence(&query).unwrap().of("obs_a").passed, 1);
+}

@@ -1,0 +1,198 @@
+//! The review gate for new memory (issue 18 item 4; ARCHITECTURE.md "Evidence and review live
+//! beside the memory, not in it").
+//!
+//! What an agent or a model proposes on its own — a `MEMO:` the rules provider turns into an
+//! add, an LLM's add, an MCP or HTTP proposal — is written to the review queue
+//! (`<root>/.curator/pending/` for the file store, a table for PostgreSQL) instead of its tier
+//! folder, so neither curator's ordinary query nor agent-qa (which never lists `.curator/`)
+//! injects it. It leaves the queue in one of two ways, each journaled and undoable:
+//!
+//! * **approve**: the file moves to its tier folder unchanged (two journal entries, one per
+//!   place, so `undo` moves it back);
+//! * **reject**: the file is removed (its text stays in the journal, so `undo` restores it).
+//!
+//! A person decides through `curator review`, the API, MCP or the UI's review queue; with
+//! `curator.review: auto` the curator also approves a proposal after [`AUTO_APPROVE_PASSES`]
+//! probation injections into passed steps leave its record clean, and rejects one the blame
+//! rules implicate in a failure (see `curate`). What a person or a harness decides explicitly
+//! (`curate --decisions`, `curator add`, the API's create) never waits here.
+
+use curator_core::config::ReviewMode;
+use curator_core::{Observation, ObservationId, ScopeName, Tier};
+use curator_store::{Action, ListFilter, Listing, Store, StoredObservation, Transaction};
+use serde::Serialize;
+
+/// Probation injections into passed steps after which `review: auto` approves a proposal whose
+/// record stays clean.
+pub const AUTO_APPROVE_PASSES: u64 = 3;
+
+/// `P(misleading)` below which a proposal's record counts as clean for auto approval.
+pub(crate) const AUTO_APPROVE_BELOW: f64 = 0.2;
+
+/// What a review action did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReviewOutcome {
+    /// The run id the change was journaled under (`curator undo` takes it).
+    pub run_id: String,
+    /// `approve`, `reject` or `propose`.
+    pub action: Action,
+    pub id: String,
+    /// `products`, `suites` or `tests`.
+    pub tier: String,
+    pub scope: String,
+    /// Where the observation is now: `memory` (approved, or written directly with review off),
+    /// `pending` (proposed) or `None` (rejected).
+    pub place: Option<curator_store::Place>,
+}
+
+/// Why a review action changed nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReviewError {
+    /// The queue holds no observation with this id.
+    #[error("observation {id} is not waiting for review")]
+    NotPending { id: String },
+    #[error(transparent)]
+    Store(#[from] curator_store::Error),
+}
+
+/// The review queue, filtered as [`Store::list`] filters memory.
+pub fn pending(store: &dyn Store, filter: &ListFilter) -> Result<Listing, ReviewError> {
+    Ok(store.list_pending(filter)?)
+}
+
+/// Approves the pending observation `id`: it enters its tier folder, unchanged.
+pub fn approve(
+    store: &dyn Store,
+    id: &ObservationId,
+    reasoning: &str,
+) -> Result<ReviewOutcome, ReviewError> {
+    decide(store, id, reasoning, Action::Approve)
+}
+
+/// Rejects the pending observation `id`: it leaves the queue (the journal keeps its text).
+pub fn reject(
+    store: &dyn Store,
+    id: &ObservationId,
+    reasoning: &str,
+) -> Result<ReviewOutcome, ReviewError> {
+    decide(store, id, reasoning, Action::Reject)
+}
+
+fn decide(
+    store: &dyn Store,
+    id: &ObservationId,
+    reasoning: &str,
+    action: Action,
+) -> Result<ReviewOutcome, ReviewError> {
+    let run_id = curator_core::generate_run_id();
+    let mut outcome: Option<Result<ReviewOutcome, ReviewError>> = None;
+    store.transact(Some(&run_id), &mut |tx| {
+        let Some(stored) = tx.pending_get(id)? else {
+            outcome = Some(Err(ReviewError::NotPending { id: id.to_string() }));
+            return Ok(());
+        };
+        let place = if action == Action::Approve {
+            approve_in(tx, &stored, reasoning)?;
+            Some(curator_store::Place::Memory)
+        } else {
+            reject_in(tx, &stored, reasoning)?;
+            None
+        };
+        outcome = Some(Ok(ReviewOutcome {
+            run_id: run_id.clone(),
+            action,
+            id: id.to_string(),
+            tier: stored.tier.dir_name().to_owned(),
+            scope: stored.scope.as_str().to_owned(),
+            place,
+        }));
+        Ok(())
+    })?;
+    outcome.unwrap_or_else(|| Err(ReviewError::NotPending { id: id.to_string() }))
+}
+
+/// Writes a new observation that an agent proposed: into the review queue unless `review` is
+/// off, then straight into its tier folder (journaled as an add, as agent-qa would).
+pub fn propose(
+    store: &dyn Store,
+    tier: Tier,
+    scope: &ScopeName,
+    observation: Observation,
+    reasoning: &str,
+    review: ReviewMode,
+) -> Result<ReviewOutcome, ReviewError> {
+    let run_id = curator_core::generate_run_id();
+    let mut written: Option<ObservationId> = None;
+    store.transact(Some(&run_id), &mut |tx| {
+        let mut observation = observation.clone();
+        observation.id = fresh_id(tx)?;
+        if review == ReviewMode::Off {
+            tx.put(tier, scope, &observation, Action::Add, reasoning)?;
+        } else {
+            tx.pending_put(tier, scope, &observation, Action::Propose, reasoning)?;
+        }
+        written = Some(observation.id.clone());
+        Ok(())
+    })?;
+    let id = written.ok_or_else(|| curator_store::Error::NotFound { id: "(new)".into() })?;
+    Ok(ReviewOutcome {
+        run_id,
+        action: if review == ReviewMode::Off { Action::Add } else { Action::Propose },
+        id: id.to_string(),
+        tier: tier.dir_name().to_owned(),
+        scope: scope.as_str().to_owned(),
+        place: Some(if review == ReviewMode::Off {
+            curator_store::Place::Memory
+        } else {
+            curator_store::Place::Pending
+        }),
+    })
+}
+
+/// A new canonical id that neither memory nor the queue holds.
+pub fn fresh_id(tx: &mut dyn Transaction) -> curator_store::Result<ObservationId> {
+    loop {
+        let id = ObservationId::generate();
+        if tx.get(&id)?.is_none() && queued(tx, &id)?.is_none() {
+            return Ok(id);
+        }
+    }
+}
+
+/// The queued observation `id`; `None` also when the store keeps no queue.
+pub(crate) fn queued(
+    tx: &mut dyn Transaction,
+    id: &ObservationId,
+) -> curator_store::Result<Option<StoredObservation>> {
+    match tx.pending_get(id) {
+        Err(curator_store::Error::Unsupported { .. }) => Ok(None),
+        other => other,
+    }
+}
+
+/// Moves `stored` from the queue to its tier folder (scanned again on the way). A served copy
+/// already in place is what an approval interrupted after its first write left: only the
+/// queued copy is removed then.
+pub(crate) fn approve_in(
+    tx: &mut dyn Transaction,
+    stored: &StoredObservation,
+    reasoning: &str,
+) -> curator_store::Result<()> {
+    let o = &stored.observation;
+    match tx.get(&o.id)? {
+        Some(served) if served.tier == stored.tier && served.scope == stored.scope => {}
+        _ => tx.put(stored.tier, &stored.scope, o, Action::Approve, reasoning)?,
+    }
+    tx.pending_restore(stored.tier, &stored.scope, &o.id, None, Action::Approve, reasoning)
+}
+
+/// Removes `stored` from the queue.
+pub(crate) fn reject_in(
+    tx: &mut dyn Transaction,
+    stored: &StoredObservation,
+    reasoning: &str,
+) -> curator_store::Result<()> {
+    let o = &stored.observation;
+    tx.pending_restore(stored.tier, &stored.scope, &o.id, None, Action::Reject, reasoning)
+}

@@ -1,0 +1,359 @@
+//! Issue 18 through the library on a real file store: outcome evidence recorded once per run,
+//! selective blame, probation injections and their bounds, and every transition of the review
+//! gate (propose, approve, reject, auto review), each undoable.
+
+mod support;
+
+use curator_core::Tier;
+use curator_engine::curate::{
+    BlamePolicy, CurateOptions, Decisions, EvidenceStatus, MemoryLog, ReviewMode, RunRecord, curate,
+};
+use curator_engine::probation::ProbationOptions;
+use curator_engine::providers::{DecisionProvider, ExplicitProvider, RulesProvider};
+use curator_engine::session::{fill_from_session, load_session_in};
+use curator_engine::{QueryOptions, QueryOutcome, RunStep, query_in, review, undo};
+use curator_store::evidence::EvidenceQuery;
+use curator_store::{Action, FileStore, JournalFilter, ListFilter, Store};
+use serde_json::{Value, json};
+use support::*;
+
+fn store() -> (tempfile::TempDir, FileStore) {
+    let tmp = tempfile::tempdir().unwrap();
+    FileStore::init(tmp.path()).unwrap();
+    let store = FileStore::open(tmp.path(), Default::default()).unwrap();
+    (tmp, store)
+}
+
+fn seed_word(store: &FileStore, seed_id: &str, word: &str, trust: f64) -> String {
+    let id = id(seed_id);
+    let o = observation(&id, &format!("The {word} panel behaves"), "Seen before.", trust);
+    seed(store, Tier::Products, "acme", &o);
+    id
+}
+
+fn curate_with(
+    store: &dyn Store,
+    record: Value,
+    provider: &dyn DecisionProvider,
+    options: &CurateOptions,
+) -> MemoryLog {
+    let mut record = RunRecord::from_value(&record).unwrap();
+    fill_from_session(store, &mut record).unwrap();
+    curate(store, &record, provider, options).unwrap()
+}
+
+fn rules(store: &dyn Store, record: Value) -> MemoryLog {
+    curate_with(store, record, &RulesProvider::default(), &CurateOptions::default())
+}
+
+fn run_record(run_id: &str, status: &str, steps: Value) -> Value {
+    json!({"run_id": run_id, "product": "acme", "test": {"id": "t_login", "name": "Login"},
+           "status": status, "steps": steps})
+}
+
+fn trust(store: &dyn Store, id: &str) -> Option<f64> {
+    get(store, id).map(|o| o.observation.trust)
+}
+
+fn journal_of(store: &dyn Store, id: &str) -> Vec<curator_store::JournalEntry> {
+    store.journal(&JournalFilter { id: Some(id.to_owned()), run_id: None }).unwrap()
+}
+
+fn ablation_passed(run_id: &str, failed_step_injected: &[&str]) -> Value {
+    let mut r = run_record(
+        run_id,
+        "failed",
+        json!([{"name": "one", "status": "failed", "injected": failed_step_injected}]),
+    );
+    r["ablation"] = json!({"status": "passed"});
+    r
+}
+
+#[test]
+fn a_suspect_with_a_strong_passing_record_is_spared_and_the_newcomer_blamed() {
+    let (_t, store) = store();
+    let helpful = seed_word(&store, "helpful", "zorvex", 0.5);
+    let newcomer = seed_word(&store, "newcomer", "quibbit", 0.5);
+    for i in 0..6 {
+        let steps = json!([{"name": "use zorvex", "status": "passed", "injected": [helpful]}]);
+        rules(&store, run_record(&format!("r_pass{i}"), "passed", steps));
+    }
+    let before = trust(&store, &helpful).unwrap();
+    assert_eq!(before, 0.8, "six confirmations");
+    let log = rules(&store, ablation_passed("r_fail", &[&helpful, &newcomer]));
+    assert_eq!(trust(&store, &helpful), Some(before), "spared: {log:?}");
+    assert_eq!(trust(&store, &newcomer), Some(0.4));
+    let spare = journal_of(&store, &helpful).pop().unwrap();
+    assert_eq!(spare.action, Action::Spare);
+    assert!(
+        spare.reasoning.contains("0 of its 6 injections") && spare.reasoning.ends_with("spared")
+    );
+    let blame = journal_of(&store, &newcomer).pop().unwrap();
+    assert_eq!(blame.action, Action::Deprecate);
+    assert!(
+        blame.reasoning.contains("no record before this run")
+            && blame.reasoning.ends_with("blamed")
+    );
+}
+
+#[test]
+fn memory_that_misled_twice_is_contradicted_twice_and_no_longer_injected() {
+    let (_t, store) = store();
+    let bad = seed_word(&store, "misled", "zorvex", 0.5);
+    rules(&store, ablation_passed("r_one", &[&bad]));
+    assert_eq!(trust(&store, &bad), Some(0.4));
+    let log = rules(&store, ablation_passed("r_two", &[&bad]));
+    assert_eq!(trust(&store, &bad), Some(0.2), "{log:?}");
+    assert_eq!(log.deprecated, 2);
+    assert!(log.deltas[1].reasoning.ends_with("(second contradiction)"), "{:?}", log.deltas);
+}
+
+#[test]
+fn evidence_counts_a_run_once_however_often_it_is_curated() {
+    let (_t, store) = store();
+    let a = seed_word(&store, "alpha", "zorvex", 0.5);
+    let record = run_record(
+        "r_once",
+        "failed",
+        json!([{"name": "a", "status": "passed", "injected": [a]},
+               {"name": "b", "status": "failed", "injected": [a]}]),
+    );
+    let first = rules(&store, record.clone());
+    assert_eq!(first.evidence, Some(EvidenceStatus::Recorded));
+    // A retry finds the run's application standing (issue 13) and changes nothing: its
+    // evidence is not recorded again.
+    let again = rules(&store, record);
+    assert!(again.already_applied && again.evidence.is_none(), "{again:?}");
+    let journal = store.journal(&JournalFilter { id: None, run_id: Some("r_once".into()) });
+    let recorded = journal.unwrap().iter().filter(|e| e.action == Action::Evidence).count();
+    assert_eq!(recorded, 1);
+    let query = EvidenceQuery { ids: vec![a.clone()], tests: vec!["t_login".into()] };
+    let view = store.evidence(&query).unwrap();
+    let e = view.of(&a);
+    assert_eq!((e.runs, e.before_failure, e.just_before, e.failed), (1, 1, 1, 1), "{e:?}");
+    assert_eq!(view.baseline("t_login").runs, 1);
+}
+
+fn step_query(
+    store: &dyn Store,
+    run: &str,
+    step: u64,
+    text: &str,
+    probation: Option<ProbationOptions>,
+) -> QueryOutcome {
+    let mut q = QueryOptions::new("acme", "t_login", text).unwrap();
+    q.run = Some(RunStep { run_id: run.into(), step });
+    q.probation = probation;
+    query_in(store, &q).unwrap()
+}
+
+const ALWAYS: ProbationOptions =
+    ProbationOptions { below_min_trust: true, pending: true, rate: 1.0 };
+
+#[test]
+fn probation_injects_at_most_one_low_observation_per_run_in_agent_qa_format_and_deterministically()
+{
+    let (_t, store) = store();
+    let low = seed_word(&store, "lowone", "zorvex", 0.2);
+    let low2 = seed_word(&store, "lowtwo", "quibbit", 0.25);
+    let trusted = seed_word(&store, "trusted", "plonk", 0.6);
+    assert!(step_query(&store, "r_none", 0, "Use zorvex", None).observations.is_empty());
+    let mut picked = Vec::new();
+    for step in 0..4 {
+        let out = step_query(
+            &store,
+            "r_prob",
+            step,
+            "Use the zorvex panel and the plonk panel",
+            Some(ALWAYS),
+        );
+        assert_eq!(out.observations[0].id, trusted, "ordinary memory first");
+        let probation: Vec<_> = out.observations.iter().filter(|o| o.probation).collect();
+        picked.extend(probation.iter().map(|o| (step, o.id.clone())));
+        if let [p] = probation.as_slice() {
+            let block = out.formatted.as_deref().unwrap();
+            assert!(
+                block.ends_with(&format!("(trust: {:.2})\n</memory-context>", p.trust)),
+                "{block}"
+            );
+            assert!(!p.pending);
+        }
+    }
+    assert_eq!(picked.len(), 1, "one probation injection per run: {picked:?}");
+    assert_eq!(picked[0].0, 0, "rate 1: the first step that has a candidate");
+    assert!([&low, &low2].contains(&&picked[0].1));
+    let session = load_session_in(&store, "r_prob").unwrap().unwrap();
+    assert_eq!(session.probation.len(), 1);
+    assert_eq!(session.probation_at(0), Some(picked[0].1.as_str()));
+    // A retried step of the same run draws the same candidate.
+    let again =
+        step_query(&store, "r_prob", 0, "Use the zorvex panel and the plonk panel", Some(ALWAYS));
+    assert_eq!(
+        again.observations.iter().find(|o| o.probation).map(|o| o.id.clone()),
+        Some(picked[0].1.clone())
+    );
+    // Rate 0 and no candidates matching the step inject nothing on probation.
+    let none = ProbationOptions { rate: 0.0, ..ALWAYS };
+    assert!(step_query(&store, "r_zero", 0, "Use zorvex", Some(none)).observations.is_empty());
+    assert!(
+        step_query(&store, "r_other", 0, "Use plonk", Some(ALWAYS))
+            .observations
+            .iter()
+            .all(|o| !o.probation)
+    );
+    // The agent-qa policy never injects memory below minTrust.
+    let agent_qa = ProbationOptions { below_min_trust: false, ..ALWAYS };
+    assert!(step_query(&store, "r_aq", 0, "Use zorvex", Some(agent_qa)).observations.is_empty());
+}
+
+#[test]
+fn a_passed_probation_confirms_and_is_recorded_as_evidence() {
+    let (_t, store) = store();
+    let low = seed_word(&store, "lowone", "zorvex", 0.2);
+    let out = step_query(&store, "r_back", 0, "Use zorvex", Some(ALWAYS));
+    assert!(out.observations[0].probation);
+    let log = rules(
+        &store,
+        run_record("r_back", "passed", json!([{"name": "Use zorvex", "status": "passed"}])),
+    );
+    assert_eq!((log.confirmed, trust(&store, &low)), (1, Some(0.25)), "{log:?}");
+    let e =
+        store.evidence(&EvidenceQuery { ids: vec![low.clone()], tests: vec![] }).unwrap().of(&low);
+    assert_eq!((e.probation_passed, e.passed), (1, 1));
+}
+
+fn memo_run(run_id: &str, fact: &str) -> Value {
+    run_record(
+        run_id,
+        "passed",
+        json!([{"name": "look", "status": "passed", "observation": format!("MEMO: {fact}")}]),
+    )
+}
+
+fn queued_ids(store: &dyn Store) -> Vec<String> {
+    store
+        .list_pending(&ListFilter::default())
+        .unwrap()
+        .observations
+        .into_iter()
+        .map(|o| o.observation.id.to_string())
+        .collect()
+}
+
+#[test]
+fn proposals_wait_in_the_queue_and_every_transition_is_journaled_and_undoable() {
+    let (_t, store) = store();
+    let log = rules(&store, memo_run("r_memo", "The zorvex panel opens to the left"));
+    assert_eq!((log.proposed, log.added), (1, 0), "{log:?}");
+    let proposal = log.deltas[0].observation_id.clone();
+    assert_eq!(log.deltas[0].action, Action::Propose);
+    assert!(get(&store, &proposal).is_none(), "not served");
+    assert_eq!(queued_ids(&store), std::slice::from_ref(&proposal));
+    let queued = curator_core::ObservationId::parse(&proposal).unwrap();
+    // Approve, undo, reject, undo: the file moves and comes back each time.
+    let approved = review::approve(&store, &queued, "checked by hand").unwrap();
+    assert!(get(&store, &proposal).is_some() && queued_ids(&store).is_empty());
+    undo::undo(&store, &approved.run_id).unwrap();
+    assert!(get(&store, &proposal).is_none());
+    assert_eq!(queued_ids(&store), std::slice::from_ref(&proposal));
+    let rejected = review::reject(&store, &queued, "wrong").unwrap();
+    assert!(get(&store, &proposal).is_none() && queued_ids(&store).is_empty());
+    undo::undo(&store, &rejected.run_id).unwrap();
+    assert_eq!(queued_ids(&store), std::slice::from_ref(&proposal));
+    assert!(matches!(
+        review::reject(&store, &curator_core::ObservationId::parse(&id("nosuch")).unwrap(), "x"),
+        Err(review::ReviewError::NotPending { .. })
+    ));
+    let actions: Vec<Action> = journal_of(&store, &proposal).iter().map(|e| e.action).collect();
+    assert_eq!(
+        actions,
+        [
+            Action::Propose,
+            Action::Approve,
+            Action::Approve,
+            Action::Undo,
+            Action::Undo,
+            Action::Reject,
+            Action::Undo
+        ]
+    );
+    // Undoing the curator run that proposed it takes it out of the queue.
+    undo::undo(&store, "r_memo").unwrap();
+    assert!(queued_ids(&store).is_empty());
+}
+
+#[test]
+fn explicit_decisions_and_review_off_write_memory_directly() {
+    let (_t, store) = store();
+    let decisions =
+        Decisions::from_value(&json!({"decisions": [{"action": "add", "title": "Harness fact",
+        "content": "Decided by the harness.", "scope": "product", "reasoning": "explicit"}]}))
+        .unwrap();
+    let log = curate_with(
+        &store,
+        memo_run("r_explicit", "ignored"),
+        &ExplicitProvider::new(decisions.clone()),
+        &CurateOptions::default(),
+    );
+    assert_eq!((log.added, log.proposed), (1, 0));
+    let log = curate_with(
+        &store,
+        memo_run("r_agent", "ignored"),
+        &ExplicitProvider::proposal(decisions),
+        &CurateOptions::default(),
+    );
+    assert_eq!((log.added, log.proposed), (0, 1), "an agent's own decisions are proposals");
+    let off = CurateOptions { review: ReviewMode::Off, ..CurateOptions::default() };
+    let log = curate_with(
+        &store,
+        memo_run("r_off", "The quibbit panel is blue"),
+        &RulesProvider::default(),
+        &off,
+    );
+    assert_eq!((log.added, log.proposed), (1, 0), "review off: agent-qa's behaviour");
+}
+
+#[test]
+fn auto_review_approves_after_three_passed_probations_and_rejects_a_blamed_proposal() {
+    let (_t, store) = store();
+    let good = rules(&store, memo_run("r_good", "The zorvex panel opens to the left")).deltas[0]
+        .observation_id
+        .clone();
+    let bad = rules(&store, memo_run("r_bad", "The quibbit panel needs two clicks")).deltas[0]
+        .observation_id
+        .clone();
+    for i in 0..3 {
+        let run = format!("r_probe{i}");
+        let out = step_query(&store, &run, 0, "Use zorvex", Some(ALWAYS));
+        assert!(
+            out.observations.iter().any(|o| o.id == good && o.probation && o.pending),
+            "{out:?}"
+        );
+        let log = rules(
+            &store,
+            run_record(&run, "passed", json!([{"name": "Use zorvex", "status": "passed"}])),
+        );
+        assert_eq!(log.approved, u64::from(i == 2), "approved at the third pass: {log:?}");
+    }
+    assert!(get(&store, &good).is_some(), "approved into memory");
+    let out = step_query(&store, "r_probe_bad", 0, "Use quibbit", Some(ALWAYS));
+    assert!(out.observations.iter().any(|o| o.id == bad && o.probation));
+    let mut failed =
+        run_record("r_probe_bad", "failed", json!([{"name": "Use quibbit", "status": "failed"}]));
+    failed["ablation"] = json!({"status": "passed"});
+    let log = rules(&store, failed);
+    assert_eq!(log.rejected, 1, "{log:?}");
+    assert!(queued_ids(&store).is_empty() && get(&store, &bad).is_none());
+    // Manual review: proposals are never injected on probation, nor approved by the curator.
+    let manual = CurateOptions { review: ReviewMode::Manual, ..CurateOptions::default() };
+    let waiting = curate_with(
+        &store,
+        memo_run("r_manual", "The plonk panel is slow"),
+        &RulesProvider::default(),
+        &manual,
+    );
+    assert_eq!(waiting.proposed, 1);
+    let options = ProbationOptions::from_config(BlamePolicy::Evidence, ReviewMode::Manual, 1.0);
+    let out = step_query(&store, "r_manual_probe", 0, "Use plonk", options);
+    assert!(out.observations.is_empty(), "{out:?}");
+}
