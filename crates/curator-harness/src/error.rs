@@ -80,6 +80,12 @@ pub enum Error {
         /// Who holds it, as the lock file says (`pid N since <time>`).
         holder: String,
     },
+    /// No issue in issues.json has this id.
+    #[error("no issue {id} in issues.json")]
+    UnknownIssue {
+        /// The id asked for.
+        id: String,
+    },
 }
 
 impl Error {

@@ -10,6 +10,7 @@
 
 mod archive;
 mod bounds;
+mod browse;
 mod classify;
 mod codebase;
 mod compact;
@@ -18,6 +19,7 @@ mod error;
 mod fsio;
 mod harness;
 mod identity;
+mod issue_action;
 mod issues;
 mod judge;
 mod ledger;
@@ -37,11 +39,13 @@ pub use bounds::{
     EVIDENCE_MAX, IDENTITY_MAX_BYTES, IDENTITY_MAX_LINES, ITEM_MAX_CHARS, MEMORY_MAX_BYTES,
     MEMORY_MAX_LINES, MISSIONS_MAX, RAW_KEEP_ENTRIES, SUMMARY_MAX_LINES, SUMMARY_MAX_TOKENS,
 };
+pub use browse::{ARCHIVE_PAGE_MAX, ArchivePage, RawTail};
 pub use classify::{Classified, Rule, Verdict, classify, forgetter, is_progress, role_default};
 pub use codebase::{ProjectIndex, feature_ids};
 pub use error::{Error, Result};
 pub use harness::{Harness, HarnessOptions, TriageReport};
 pub use identity::{IdentityEntry, IdentityFile, IdentitySection};
+pub use issue_action::{ISSUE_NOTE_MAX_CHARS, IssueChange, human_transition_allowed};
 pub use issues::{
     FeatureStatuses, Issue, IssueFile, NewIssue, Note, PendingIssue, Severity, Status,
     TriageCounts, auto_close, jaccard, read_pending, title_tokens, triage,

@@ -95,6 +95,18 @@ impl Status {
         }
     }
 
+    /// Parses a status strictly (for writers: the five canonical values only).
+    pub fn parse_strict(value: &str) -> Option<Status> {
+        match value {
+            "open" => Some(Status::Open),
+            "acknowledged" => Some(Status::Acknowledged),
+            "fixing" => Some(Status::Fixing),
+            "closed" => Some(Status::Closed),
+            "wontfix" => Some(Status::Wontfix),
+            _ => None,
+        }
+    }
+
     /// Whether dedupe may match an issue in this status (§3.3: all but closed and wontfix).
     pub fn is_live(self) -> bool {
         !matches!(self, Status::Closed | Status::Wontfix)

@@ -19,6 +19,8 @@ mod pass;
 mod promotion;
 /// §2.1/§2.2 raw.md grammar and segmentation, §2.3 truncation (with concurrent appends).
 mod raw;
+/// Issue 15 item 5: raw.md tail, archive pages, a person's issue actions.
+mod review;
 /// Issue 16's rules and errors, one test each.
 mod rules;
 /// Issue 16's scenario: 540 mixed entries, 3 passes, every entry accounted for.
