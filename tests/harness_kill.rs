@@ -6,7 +6,8 @@
 //! The writer appends the way every harness writer does (the raw.md lock, then one `write`), from
 //! a thread of this process; the passes are separate processes killed with SIGKILL at a random
 //! delay drawn from the duration of the last pass that ran to its end (every tenth runs to its end
-//! on purpose, so the delays follow the work as raw.md shrinks and refills). The seed is printed,
+//! on purpose, so the delays follow the work as raw.md shrinks and refills; a pass that ends
+//! before its kill moment is timed as it really took). The seed is printed,
 //! and `CURATOR_KILL_SEED` replays it.
 
 use std::collections::{BTreeMap, HashMap};
@@ -100,6 +101,24 @@ fn archive_files(state: &Path, prefix: &str) -> Vec<PathBuf> {
     files
 }
 
+/// Waits for `child` until `deadline`: its exit status if it ended by then, else `None` (still
+/// running). Polls every millisecond, so the kill moment is exact to about a millisecond.
+fn wait_until(
+    child: &mut std::process::Child,
+    deadline: Instant,
+) -> Option<std::process::ExitStatus> {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return None;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(1)));
+    }
+}
+
 #[test]
 fn sigkill_at_random_points_of_a_hundred_passes_loses_nothing() {
     let seed: u64 =
@@ -165,9 +184,12 @@ fn sigkill_at_random_points_of_a_hundred_passes_loses_nothing() {
             continue;
         }
         let delay = estimate.mul_f64((rng.below(1200) as f64) / 1000.0);
-        std::thread::sleep(delay);
-        match child.try_wait().unwrap() {
-            Some(_) => {
+        // Wait for the kill moment or the pass's end, whichever comes first: a pass that ends
+        // before its kill moment is timed as it really took (not as the delay), so the next
+        // delays follow the real work and no time is spent sleeping after a pass has ended.
+        match wait_until(&mut child, t0 + delay) {
+            Some(status) => {
+                assert!(status.success() || status.code() == Some(4), "run {runs}: {status}");
                 completed += 1;
                 estimate = t0.elapsed().max(Duration::from_millis(20));
             }
