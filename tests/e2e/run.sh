@@ -52,12 +52,13 @@ port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()
 server_pid=$!
 
 status=0
-# The files share one server and memory root, so they run one after the other, in this order.
-# Screenshots of the review pages (issue 15) are left in target/e2e-screenshots/ to be looked at.
+# The files share one server and memory root, so they run one after the other, in this order;
+# harness.test.mjs starts its own server from CURATOR_BIN on its own harness state. Screenshots of
+# the review and harness pages (issue 15) are left in target/e2e-screenshots/ to be looked at.
 shots="${CARGO_TARGET_DIR:-$repo/target}/e2e-screenshots"
-for file in ui.test.mjs review.test.mjs; do
+for file in ui.test.mjs review.test.mjs harness.test.mjs; do
   CURATOR_URL="http://127.0.0.1:$port" CURATOR_MEMORY="$tmp/memory" CHROMIUM="$chromium" \
-    CURATOR_SCREENSHOTS="$shots" node --test --test-reporter=spec "$here/$file" || status=$?
+    CURATOR_BIN="$bin" CURATOR_SCREENSHOTS="$shots" node --test --test-reporter=spec "$here/$file" || status=$?
 done
 
 kill -TERM "$server_pid"

@@ -225,6 +225,7 @@ impl From<curator_harness::Error> for ApiError {
             H::Busy { .. } => (StatusCode::CONFLICT, "curator_busy"),
             H::Changed { .. } => (StatusCode::CONFLICT, "changed_under_pass"),
             H::NoState { .. } => (StatusCode::NOT_FOUND, "harness_state_missing"),
+            H::UnknownIssue { .. } => (StatusCode::NOT_FOUND, "not_found"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         ApiError::new(status, code, e.to_string())

@@ -220,6 +220,32 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             params: vec![query_param("text", "string", "text to look for, case-insensitive")],
             body: None, status: "200", result: obj(), errors: &[BAD, NO_HARNESS],
         }.build()),
+        ("/harness/raw", "get", Op {
+            summary: "The last whole lines of raw.md (non-UTF-8 bytes shown as U+FFFD)",
+            params: vec![query_param("bytes", "integer", "bytes from the end, 1..=1048576 (default 65536)")],
+            body: None, status: "200",
+            result: json!({ "type": "object", "properties": { "total_bytes": { "type": "integer" }, "text": { "type": "string" }, "cut": { "type": "boolean" } } }),
+            errors: &[BAD, NO_HARNESS],
+        }.build()),
+        ("/harness/archive", "get", Op {
+            summary: "Archive records newest first: each entry or item that left raw.md or a memory file, its disposition, where it went and why",
+            params: vec![
+                query_param("disposition", "string", "promoted|merged|kept|absorbed|dropped"),
+                query_param("offset", "integer", "records skipped from the newest (default 0)"),
+                query_param("limit", "integer", "page size 1..=500 (default 50)"),
+            ],
+            body: None, status: "200", result: obj(), errors: &[BAD, NO_HARNESS],
+        }.build()),
+        ("/harness/issues/{id}/status", "post", Op {
+            summary: "Acknowledge, close, won't-fix or reopen an issue (a note names who and why); setting the status it has changes nothing",
+            params: vec![path_param("id", "issue id (I-NNNN)")],
+            body: Some(json_body(json!({ "type": "object", "required": ["status"], "properties": {
+                "status": { "enum": ["acknowledged", "closed", "wontfix", "open"] },
+                "note": { "type": "string", "maxLength": 2000 },
+                "by": { "type": "string", "maxLength": 64 } } }), true)),
+            status: "200", result: obj(),
+            errors: &[BAD, ("404", "no harness state directory is configured, or no issue with this id"), ("409", "a curator pass is running (the holder is named), or issues.json does not parse"), REFUSED],
+        }.build()),
         ("/harness/triage", "post", Op {
             summary: "Merge pending issues into issues.json", params: vec![], body: None,
             status: "200", result: obj(), errors: &[NO_HARNESS, ("409", "a curator pass is running (the holder is named); refused at once")],

@@ -9,18 +9,24 @@
 //! failed (a broken issues.json, left as it was) answers 200 with `partial: true` and the error:
 //! the memory part was done. Without `--state-dir` every route answers 404
 //! `harness_not_configured`; with one that does not exist, 404 `harness_state_missing`.
+//!
+//! For a person reviewing the harness (issue 15 item 5): `/harness/raw` is the tail of raw.md,
+//! `/harness/archive` the archive's records a page at a time (what was dropped, absorbed, merged
+//! and where each entry went), and `POST /harness/issues/{id}/status` the §3.4 human
+//! transitions (acknowledge, close, won't fix, reopen), refused with 409 during a pass like the
+//! triggers, and idempotent: setting the status an issue has changes nothing.
 
 use std::path::Path as FsPath;
 
 use axum::extract::{Path, State};
 use axum::response::Json;
-use curator_harness::{Harness, Timestamp, Trigger};
+use curator_harness::{Disposition, Harness, Status, Timestamp, Trigger};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::ApiRoutes;
 use crate::error::ApiError;
-use crate::extract::{ApiQuery, MaybeJson};
+use crate::extract::{ApiJson, ApiQuery, MaybeJson};
 use crate::state::{AppState, blocking};
 
 /// Largest layer file shown whole; the rest is cut with a note (the bounds keep real files far
@@ -33,6 +39,9 @@ pub(crate) fn router() -> ApiRoutes {
         .get("/harness/issues", issues)
         .get("/harness/context/{role}", context)
         .get("/harness/trace", trace)
+        .get("/harness/raw", raw_tail)
+        .get("/harness/archive", archive)
+        .post("/harness/issues/{id}/status", issue_status)
         .post("/harness/triage", triage)
         .post("/harness/curate", curate)
 }
@@ -205,4 +214,123 @@ async fn curate(
     MaybeJson(body): MaybeJson<CurateBody>,
 ) -> Result<Json<Value>, ApiError> {
     blocking(&state, move |s| run_curate(&s, body.trigger.as_deref())).await.map(Json)
+}
+
+/// Default and largest byte budget of the raw.md tail.
+pub(crate) const RAW_TAIL_DEFAULT: u64 = 64 << 10;
+const RAW_TAIL_MAX: u64 = 1 << 20;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuery {
+    /// Bytes from the end (default 64 KiB, at most 1 MiB).
+    #[serde(default)]
+    bytes: Option<u64>,
+}
+
+/// The last whole lines of raw.md within `bytes`.
+pub(crate) fn run_raw_tail(state: &AppState, bytes: Option<u64>) -> Result<Value, ApiError> {
+    let bytes = bytes.unwrap_or(RAW_TAIL_DEFAULT);
+    if !(1..=RAW_TAIL_MAX).contains(&bytes) {
+        return Err(ApiError::bad_request(format!("bytes must be 1 to {RAW_TAIL_MAX}")));
+    }
+    let tail = state.require_harness()?.raw_tail(bytes)?;
+    serde_json::to_value(tail).map_err(|e| ApiError::internal(format!("encoding the tail: {e}")))
+}
+
+async fn raw_tail(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<RawQuery>,
+) -> Result<Json<Value>, ApiError> {
+    blocking(&state, move |s| run_raw_tail(&s, q.bytes)).await.map(Json)
+}
+
+/// Default page size of the archive.
+pub(crate) const ARCHIVE_PAGE_DEFAULT: usize = 50;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ArchiveQuery {
+    /// Only records of this disposition (promoted, merged, kept, absorbed, dropped).
+    #[serde(default)]
+    pub(crate) disposition: Option<String>,
+    /// Records skipped from the newest (default 0).
+    #[serde(default)]
+    pub(crate) offset: Option<usize>,
+    /// Page size (default 50, at most 500).
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+}
+
+/// Parses a disposition filter; empty means none.
+pub(crate) fn parse_disposition(value: Option<&str>) -> Result<Option<Disposition>, ApiError> {
+    match value.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => {
+            Disposition::ALL.into_iter().find(|d| d.as_str() == v).map(Some).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "disposition must be promoted, merged, kept, absorbed or dropped, got {v:?}"
+                ))
+            })
+        }
+    }
+}
+
+/// One page of the archive, newest first.
+pub(crate) fn archive_page(
+    state: &AppState,
+    q: &ArchiveQuery,
+) -> Result<curator_harness::ArchivePage, ApiError> {
+    let disposition = parse_disposition(q.disposition.as_deref())?;
+    let limit = q.limit.unwrap_or(ARCHIVE_PAGE_DEFAULT);
+    Ok(state.require_harness()?.archive_page(disposition, q.offset.unwrap_or(0), limit)?)
+}
+
+async fn archive(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ArchiveQuery>,
+) -> Result<Json<curator_harness::ArchivePage>, ApiError> {
+    blocking(&state, move |s| archive_page(&s, &q)).await.map(Json)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StatusBody {
+    /// `acknowledged`, `closed`, `wontfix` or `open`.
+    status: String,
+    /// Why, kept in the issue's notes.
+    #[serde(default)]
+    note: Option<String>,
+    /// Who (default `human`).
+    #[serde(default)]
+    by: Option<String>,
+}
+
+/// Sets an issue's status as a person would (§3.4).
+pub(crate) fn set_issue_status(
+    state: &AppState,
+    id: &str,
+    status: &str,
+    note: Option<&str>,
+    by: Option<&str>,
+) -> Result<curator_harness::IssueChange, ApiError> {
+    let status = Status::parse_strict(status).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "status must be acknowledged, closed, wontfix or open, got {status:?}"
+        ))
+    })?;
+    let by = by.unwrap_or("human");
+    Ok(state.require_harness()?.set_issue_status(id, status, by, note, Timestamp::now())?)
+}
+
+async fn issue_status(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<StatusBody>,
+) -> Result<Json<curator_harness::IssueChange>, ApiError> {
+    blocking(&state, move |s| {
+        set_issue_status(&s, &id, &body.status, body.note.as_deref(), body.by.as_deref())
+    })
+    .await
+    .map(Json)
 }

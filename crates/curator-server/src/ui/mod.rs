@@ -12,6 +12,7 @@
 mod assets;
 mod diff;
 mod list;
+mod harness;
 mod pages;
 mod review;
 mod tools;
@@ -43,9 +44,10 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/review/{id}/approve", post(review::approve))
         .route("/review/{id}/reject", post(review::reject))
         .route("/lint", get(tools::lint))
-        .route("/harness", get(tools::harness))
-        .route("/harness/triage", post(tools::triage))
-        .route("/harness/curate", post(tools::curate))
+        .route("/harness", get(harness::page))
+        .route("/harness/triage", post(harness::triage))
+        .route("/harness/curate", post(harness::curate))
+        .route("/harness/issues/{id}/status", post(harness::issue_status))
         .route("/static/{*path}", get(assets::serve))
 }
 
@@ -111,6 +113,10 @@ pub(crate) fn flash(done: Option<&str>, run: Option<&str>) -> Option<String> {
         "rejected" => "Rejected from the review queue",
         "triaged" => "Pending issues triaged",
         "curated" => "Curator pass finished",
+        "issue-acknowledged" => "Issue acknowledged",
+        "issue-closed" => "Issue closed",
+        "issue-reopened" => "Issue reopened",
+        "issue-changed" => "Issue status changed",
         _ => return None,
     };
     match run.filter(|r| curator_engine::session::validate_run_id(r).is_ok()) {

@@ -1,5 +1,5 @@
-//! The UI's other pages: the query playground, curator runs with their MemoryLogs, lint, and the
-//! harness panels with their triage and curate buttons (issue 6 item 4).
+//! The UI's other pages: the query playground, curator runs with their MemoryLogs and lint
+//! (issue 6 item 4; the harness page is `harness.rs`).
 //!
 //! Curator runs are read from the journal grouped by run id (the journal is the record of every
 //! change, so a run made by the CLI, the API or agent-qa's curator through curator shows up the
@@ -19,7 +19,6 @@ use serde::Deserialize;
 use super::diff::{EntryDiff, entry_diff};
 use super::{PAGE_SIZE, Pager, done, error_page, flash, render};
 use crate::error::ApiError;
-use crate::routes::harness::{self as api_harness, HarnessView};
 use crate::routes::lint::{LintProblem, report};
 use crate::routes::query::{QueryRequest, run_query};
 use crate::routes::runs::summaries;
@@ -400,64 +399,6 @@ pub(crate) async fn lint(State(state): State<AppState>, Query(f): Query<Flash>) 
             })
         }
         Err(e) => error_page(&e, "/"),
-    }
-}
-
-struct IssueRow {
-    id: String,
-    title: String,
-    severity: &'static str,
-    status: &'static str,
-    attempts: u32,
-}
-
-#[derive(Template)]
-#[template(path = "harness.html")]
-struct HarnessPage {
-    nav: &'static str,
-    flash: Option<String>,
-    harness: Option<HarnessView>,
-    issues: Vec<IssueRow>,
-}
-
-fn harness_page(state: &AppState, flash: Option<String>) -> Result<HarnessPage, ApiError> {
-    let Some(h) = state.harness() else {
-        return Ok(HarnessPage { nav: "harness", flash, harness: None, issues: Vec::new() });
-    };
-    let issues = h
-        .load_issues()?
-        .issues
-        .into_iter()
-        .map(|i| IssueRow {
-            id: i.id,
-            title: i.title,
-            severity: i.severity.as_str(),
-            status: i.status.as_str(),
-            attempts: i.attempts,
-        })
-        .collect();
-    Ok(HarnessPage { nav: "harness", flash, harness: Some(api_harness::view(state)?), issues })
-}
-
-pub(crate) async fn harness(State(state): State<AppState>, Query(f): Query<Flash>) -> Response {
-    let message = flash(f.done.as_deref(), None);
-    match blocking(&state, move |s| harness_page(&s, message)).await {
-        Ok(page) => render(&page),
-        Err(e) => error_page(&e, "/"),
-    }
-}
-
-pub(crate) async fn triage(State(state): State<AppState>) -> Response {
-    match blocking(&state, |s| api_harness::run_triage(&s)).await {
-        Ok(_) => done("/harness", "triaged", None),
-        Err(e) => error_page(&e, "/harness"),
-    }
-}
-
-pub(crate) async fn curate(State(state): State<AppState>) -> Response {
-    match blocking(&state, |s| api_harness::run_curate(&s, None)).await {
-        Ok(_) => done("/harness", "curated", None),
-        Err(e) => error_page(&e, "/harness"),
     }
 }
 

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod engine;
+mod harness_review;
 mod hosts;
 mod observations;
 mod review;
