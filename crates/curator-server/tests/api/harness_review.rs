@@ -109,7 +109,9 @@ async fn review_routes_show_the_tail_page_the_archive_and_change_issues() {
     assert!(m.contains("closed"), "{m}");
     json(&app, "POST", uri, &json!({"status": "fixing"})).await.error(400, "bad_request");
     json(&app, "POST", uri, &json!({"status": "resolved"})).await.error(400, "bad_request");
-    json(&app, "POST", uri, &json!({"status": "open", "extra": 1})).await.error(400, "invalid_request");
+    json(&app, "POST", uri, &json!({"status": "open", "extra": 1}))
+        .await
+        .error(400, "invalid_request");
     let reopened = json(&app, "POST", uri, &json!({"status": "open"})).await.json();
     assert_eq!(reopened["issue"]["status"], "open");
 
