@@ -82,7 +82,7 @@ before(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   server = spawn(BIN, ["--root", join(tmp, "memory"), "serve", "--listen", `127.0.0.1:${port}`,
-    "--harness-state", state, "--identity", join(tmp, "identity")], { cwd: tmp, stdio: ["ignore", "ignore", "pipe"] });
+    "--state-dir", state, "--identity", join(tmp, "identity")], { cwd: tmp, stdio: ["ignore", "ignore", "pipe"] });
   server.stderr.on("data", (d) => process.stderr.write(d));
   await waitForServer();
   context = await chromium.launchPersistentContext(join(tmp, "profile"), {
