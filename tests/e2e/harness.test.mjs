@@ -2,7 +2,7 @@
 // filling the archive, the archive's dispositions paged and filtered, and the issue actions
 // (acknowledge with a note, close, reopen), each done from the keyboard alone. Starts its own
 // `curator serve` on a fresh harness state (CURATOR_BIN from run.sh) so it shares nothing with
-// ui.test.mjs, and saves a screenshot of the page to target/e2e/harness.png.
+// ui.test.mjs, and saves screenshots of the page to $CURATOR_SCREENSHOTS (run.sh: target/e2e-screenshots).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -15,7 +15,8 @@ import { chromium } from "playwright-core";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const BIN = process.env.CURATOR_BIN;
-const SHOTS = join(process.env.CARGO_TARGET_DIR || join(REPO, "target"), "e2e");
+const SHOTS =
+  process.env.CURATOR_SCREENSHOTS || join(process.env.CARGO_TARGET_DIR || join(REPO, "target"), "e2e-screenshots");
 
 let tmp;
 let server;

@@ -9,6 +9,7 @@
 //! the reason. Everything is links, buttons and a select: usable from the keyboard alone.
 
 use askama::Template;
+use axum::extract::rejection::{FormRejection, QueryRejection};
 use axum::extract::{Form, Path, Query, State};
 use axum::response::Response;
 use curator_harness::{ArchivePage, ArchiveRecord, Disposition, RawTail, Status};
@@ -119,7 +120,10 @@ fn archive_pane(view: &HarnessView, page: ArchivePage) -> ArchivePane {
     let filter = page.disposition.map_or("", Disposition::as_str).to_owned();
     let shown = page.records.len() as u64;
     let first = if shown == 0 { 0 } else { page.offset as u64 + 1 };
-    let newer = (page.offset > 0).then(|| page_link(&filter, page.offset.saturating_sub(PAGE)));
+    // Past the end (an old link after records moved, or a typed offset): back to the last page.
+    let last_page = page.total.saturating_sub(1) as usize / PAGE * PAGE;
+    let newer = (page.offset > 0)
+        .then(|| page_link(&filter, page.offset.saturating_sub(PAGE).min(last_page)));
     let older = (page.offset as u64 + shown < page.total)
         .then(|| page_link(&filter, page.offset + page.limit));
     ArchivePane {
@@ -196,7 +200,20 @@ fn harness_page(
     })
 }
 
-pub(crate) async fn page(State(state): State<AppState>, Query(q): Query<HarnessQuery>) -> Response {
+/// A query string or form the page's own links and buttons never send (a hand-typed offset, a
+/// crafted post) gets the page's refusal, not a bare extractor message.
+fn bad_input(what: &str, detail: String) -> Response {
+    error_page(&ApiError::bad_request(format!("invalid {what}: {detail}")), "/harness")
+}
+
+pub(crate) async fn page(
+    State(state): State<AppState>,
+    q: Result<Query<HarnessQuery>, QueryRejection>,
+) -> Response {
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => return bad_input("query parameter", e.body_text()),
+    };
     let message = flash(q.done.as_deref(), None);
     match blocking(&state, move |s| harness_page(&s, message, &q)).await {
         Ok(page) => render(&page),
@@ -229,8 +246,12 @@ pub(crate) struct StatusForm {
 pub(crate) async fn issue_status(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Form(form): Form<StatusForm>,
+    form: Result<Form<StatusForm>, FormRejection>,
 ) -> Response {
+    let form = match form {
+        Ok(Form(form)) => form,
+        Err(e) => return bad_input("form", e.body_text()),
+    };
     let what = match form.status.as_str() {
         "acknowledged" => "issue-acknowledged",
         "closed" => "issue-closed",

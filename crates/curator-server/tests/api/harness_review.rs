@@ -149,3 +149,43 @@ async fn review_routes_without_a_harness_say_so() {
         .await
         .error(404, "harness_not_configured");
 }
+
+#[tokio::test]
+async fn review_routes_refuse_bad_page_numbers_and_cross_site_posts() {
+    let f = Fixture::new();
+    let state_dir = f.dir.path().join("project/.harness");
+    let h = Harness::open(&state_dir, &f.dir.path().join("identity"), HarnessOptions::default());
+    std::fs::create_dir_all(&state_dir).unwrap();
+    std::fs::write(state_dir.join("issues.json"), ISSUES).unwrap();
+    let app = curator_server::app(
+        f.state(ServerOptions { harness: Some(h), ..ServerOptions::default() }),
+    );
+    for bad in ["offset=-1", "offset=abc", "offset=99999999999999999999999", "limit=x", "limit=-5"]
+    {
+        get(&app, &format!("/api/v1/harness/archive?{bad}")).await.error(400, "bad_request");
+    }
+    get(&app, "/api/v1/harness/raw?bytes=-1").await.error(400, "bad_request");
+    get(&app, "/api/v1/harness/raw?bytes=lots").await.error(400, "bad_request");
+    json(&app, "POST", "/api/v1/harness/issues/I-0002/status", &json!({"status": 3}))
+        .await
+        .error(400, "invalid_request");
+    raw(
+        &app,
+        "POST",
+        "/api/v1/harness/issues/I-0002/status",
+        Some("application/json"),
+        "{\"status\":",
+    )
+    .await
+    .error(400, "invalid_json");
+
+    // A browser page of another site (Origin not the Host served) cannot change an issue.
+    let request = axum::http::Request::post("/api/v1/harness/issues/I-0002/status")
+        .header(axum::http::header::CONTENT_TYPE, "application/json")
+        .header(axum::http::header::HOST, "127.0.0.1:7878")
+        .header(axum::http::header::ORIGIN, "http://attacker.example")
+        .body(axum::body::Body::from(r#"{"status":"closed"}"#))
+        .unwrap();
+    assert_eq!(send(&app, request).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(std::fs::read_to_string(state_dir.join("issues.json")).unwrap(), ISSUES);
+}
