@@ -23,7 +23,7 @@ const ISSUES: &str = r#"{"issues":[
 /// A harness with 60 progress entries, one lesson and one hostile line, and two issues.
 fn harness_app(f: &Fixture) -> (Router, PathBuf) {
     let state_dir = f.dir.path().join("project/.harness");
-    let h = Harness::open(&state_dir, &f.dir.path().join("identity"), HarnessOptions::default());
+    let h = Harness::open(&state_dir, f.dir.path().join("identity"), HarnessOptions::default());
     for i in 0..60 {
         h.append(
             "worker",

@@ -154,7 +154,7 @@ async fn review_routes_without_a_harness_say_so() {
 async fn review_routes_refuse_bad_page_numbers_and_cross_site_posts() {
     let f = Fixture::new();
     let state_dir = f.dir.path().join("project/.harness");
-    let h = Harness::open(&state_dir, &f.dir.path().join("identity"), HarnessOptions::default());
+    let h = Harness::open(&state_dir, f.dir.path().join("identity"), HarnessOptions::default());
     std::fs::create_dir_all(&state_dir).unwrap();
     std::fs::write(state_dir.join("issues.json"), ISSUES).unwrap();
     let app = curator_server::app(
