@@ -11,8 +11,8 @@
 
 mod assets;
 mod diff;
-mod list;
 mod harness;
+mod list;
 mod pages;
 mod review;
 mod tools;
