@@ -48,16 +48,8 @@ const MEMORY_KEYS: [&str; 14] = [
     "circuitBreakerThreshold",
 ];
 const CURATOR_PATH: &str = "curator";
-const CURATOR_KEYS: [&str; 8] = [
-    "queryMode",
-    "llm",
-    "store",
-    "unknownKeys",
-    "serve",
-    "policy",
-    "review",
-    "probationRate",
-];
+const CURATOR_KEYS: [&str; 8] =
+    ["queryMode", "llm", "store", "unknownKeys", "serve", "policy", "review", "probationRate"];
 const SERVE_PATH: &str = "curator.serve";
 const SERVE_KEYS: [&str; 1] = ["allowedHosts"];
 const LLM_PATH: &str = "curator.llm";

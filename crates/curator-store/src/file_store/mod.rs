@@ -55,8 +55,7 @@ use crate::lock::{LockOptions, SystemProbe, acquire_lock, dead_temps};
 use crate::run_state::RunSession;
 use crate::store::{
     ListFilter, Listing, ListingPage, Place, Problem, ProblemKind, Recovered, Store,
-    StoredObservation,
-    Transaction,
+    StoredObservation, Transaction,
 };
 use crate::{Error, Result};
 use id_index::IdIndex;
