@@ -40,6 +40,21 @@ fn propose(dir: &Dir, run_id: &str, fact: &str) -> String {
 
 /// agent-qa's listing rule (spec §1.2) over its three tiers (§1.1, §3.5 `getAllObservations`):
 /// `<root>/<tier>/<scope>/obs_*.md`, nothing else.
+/// `curator [--config CFG] --json query` of `text` for product acme and `TEST_ID`, recorded as
+/// step 0 of `run_id` when one is given; the answer as JSON.
+fn query_json(dir: &Dir, config: Option<&str>, run_id: Option<&str>, text: &str) -> Value {
+    let mut args: Vec<&str> = Vec::new();
+    if let Some(cfg) = config {
+        args.extend(["--config", cfg]);
+    }
+    args.extend(["--json", "query", "--product", "acme", "--test", TEST_ID]);
+    if let Some(run) = run_id {
+        args.extend(["--run-id", run, "--step-index", "0"]);
+    }
+    args.push(text);
+    json_of(&dir.curator(&args).stdout())
+}
+
 fn agent_qa_sees(root: &Path) -> Vec<String> {
     let mut ids = Vec::new();
     for tier in ["products", "suites", "tests"] {
@@ -119,18 +134,7 @@ fn agent_qa_never_sees_a_queued_observation() {
     let text = dir.read(&format!(".curator/pending/products/acme/{queued}.md"));
     assert!(text.starts_with("---\nid: ") && text.contains("trust: 0.5\n"), "{text}");
     // And curator's own query does not inject it as ordinary memory either.
-    let out = json_of(
-        &dir.curator(&[
-            "--json",
-            "query",
-            "--product",
-            "acme",
-            "--test",
-            TEST_ID,
-            "greets you by name",
-        ])
-        .stdout(),
-    );
+    let out = query_json(&dir, None, None, "greets you by name");
     assert_eq!(out["observations"], json!([]), "{out}");
     let approved = json_of(&dir.curator(&["--json", "review", "approve", &queued]).stdout());
     assert_eq!(approved["place"], "memory");
@@ -173,42 +177,10 @@ fn agent_qa_policy_and_review_off_keep_agent_qa_behaviour() {
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.4\n"));
     assert!(dir.read(&format!("products/acme/{ID_B}.md")).contains("trust: 0.2\n"));
     // No probation: memory below minTrust is never injected.
-    let out = json_of(
-        &dir.curator(&[
-            "--config",
-            cfg,
-            "--json",
-            "query",
-            "--product",
-            "acme",
-            "--test",
-            TEST_ID,
-            "--run-id",
-            "r_q",
-            "--step-index",
-            "0",
-            "Login SSO",
-        ])
-        .stdout(),
-    );
+    let out = query_json(&dir, Some(cfg), Some("r_q"), "Login SSO");
     assert_eq!(out["observations"], json!([]), "{out}");
     // The default config (evidence, auto) injects it on probation and says so.
-    let out = json_of(
-        &dir.curator(&[
-            "--json",
-            "query",
-            "--product",
-            "acme",
-            "--test",
-            TEST_ID,
-            "--run-id",
-            "r_q2",
-            "--step-index",
-            "0",
-            "Login SSO",
-        ])
-        .stdout(),
-    );
+    let out = query_json(&dir, None, Some("r_q2"), "Login SSO");
     assert_eq!(out["observations"][0]["id"], ID_B, "{out}");
     assert_eq!(out["observations"][0]["probation"], true);
     assert!(out["formatted"].as_str().unwrap().ends_with("(trust: 0.20)\n</memory-context>"));
