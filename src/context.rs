@@ -151,6 +151,7 @@ impl Context {
             ablation_enabled: m.ablation_enabled,
             policy: self.config.curator.policy,
             review: self.config.curator.review,
+            min_trust: m.min_trust,
         }
     }
 

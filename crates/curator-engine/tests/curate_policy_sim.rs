@@ -534,10 +534,18 @@ fn the_default_policy_disarms_misleading_memory_sooner_than_agent_qa_and_plants_
     assert!(theirs.planted_injected > 0, "without review, planted memory is injected: {theirs:?}");
 }
 
+/// `CURATOR_SIM_SEEDS=1,3` narrows `tuning` to some of the tuning seeds (never held-out ones).
+fn tuning_seeds() -> Vec<u64> {
+    let Ok(list) = std::env::var("CURATOR_SIM_SEEDS") else { return TUNING_SEEDS.to_vec() };
+    let seeds: Vec<u64> = list.split(',').map(|s| s.trim().parse().unwrap()).collect();
+    assert!(seeds.iter().all(|s| TUNING_SEEDS.contains(s)), "only tuning seeds: {seeds:?}");
+    seeds
+}
+
 #[test]
 #[ignore = "print-only: the default policy on the seeds its constants were chosen on"]
 fn tuning() {
-    let outcomes = in_parallel(&TUNING_SEEDS, BlamePolicy::Evidence, ReviewMode::Auto);
+    let outcomes = in_parallel(&tuning_seeds(), BlamePolicy::Evidence, ReviewMode::Auto);
     for o in &outcomes {
         let caused: Vec<(usize, Option<usize>)> = o
             .facts

@@ -97,7 +97,7 @@ fn a_suspect_with_a_strong_passing_record_is_spared_and_the_newcomer_blamed() {
 }
 
 #[test]
-fn memory_that_misled_twice_is_contradicted_twice_and_no_longer_injected() {
+fn memory_that_misled_twice_sinks_until_one_pass_cannot_bring_it_back() {
     let (_t, store) = store();
     let bad = seed_word(&store, "misled", "zorvex", 0.5);
     rules(&store, ablation_passed("r_one", &[&bad]));
@@ -105,7 +105,22 @@ fn memory_that_misled_twice_is_contradicted_twice_and_no_longer_injected() {
     let log = rules(&store, ablation_passed("r_two", &[&bad]));
     assert_eq!(trust(&store, &bad), Some(0.2), "{log:?}");
     assert_eq!(log.deprecated, 2);
-    assert!(log.deltas[1].reasoning.ends_with("(second contradiction)"), "{:?}", log.deltas);
+    assert!(log.deltas[1].reasoning.ends_with("(contradicted again)"), "{:?}", log.deltas);
+    assert!(log.deltas[0].reasoning.contains("blamed until no longer injected"));
+}
+
+#[test]
+fn trust_earned_before_does_not_keep_memory_that_misled_twice_injected() {
+    let (_t, store) = store();
+    // Trust earned before any evidence was kept (agent-qa wrote it, or a person did).
+    let bad = seed_word(&store, "misled", "zorvex", 0.6);
+    rules(&store, ablation_passed("r_one", &[&bad]));
+    assert_eq!(trust(&store, &bad), Some(0.5));
+    let log = rules(&store, ablation_passed("r_two", &[&bad]));
+    // 0.5 → 0.4 → 0.3 → 0.2: "contradicted twice" would have left it injectable at 0.3, and
+    // 0.25 would not exist on this grid; at 0.2 one passed probation step cannot bring it back.
+    assert_eq!(trust(&store, &bad), Some(0.2), "{log:?}");
+    assert_eq!(log.deprecated, 3, "{log:?}");
 }
 
 #[test]

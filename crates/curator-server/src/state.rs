@@ -62,6 +62,7 @@ impl EngineSettings {
             ablation_enabled: self.ablation_enabled,
             policy: self.policy,
             review: self.review,
+            min_trust: self.min_trust,
         }
     }
 

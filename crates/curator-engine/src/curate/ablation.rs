@@ -57,6 +57,7 @@ pub(crate) fn blame_suspects(
     record: &RunRecord,
     book: &RunBook,
     deltas: &TrustDeltas,
+    min_trust: f64,
     auto_review: bool,
     log: &mut MemoryLog,
 ) -> u64 {
@@ -87,15 +88,29 @@ pub(crate) fn blame_suspects(
                     spared += 1;
                     return Ok(None);
                 }
+                let stored_trust = stored.observation.trust;
                 contradict(tx, stored, deltas, &reasoning, log)?;
-                for _ in 1..verdict.weight {
+                // Sinking: contradicted until one confirmation would not make it injectable
+                // again. Never to deletion (with minTrust 0 nothing is below it: deletion stays
+                // what failures on probation earn, one contradiction each), and never without
+                // progress (a zero or rounded-away delta).
+                let mut last = stored_trust;
+                while verdict.sink {
                     // The first contradiction may have deleted it (trust reached 0).
                     let Some(again) = tx.get(&id)? else { break };
+                    let trust = again.observation.trust;
+                    if trust + deltas.confirm < min_trust
+                        || trust <= deltas.contradict
+                        || trust >= last
+                    {
+                        break;
+                    }
+                    last = trust;
                     contradict(
                         tx,
                         again,
                         deltas,
-                        &format!("{reasoning} (second contradiction)"),
+                        &format!("{reasoning} (contradicted again)"),
                         log,
                     )?;
                 }

@@ -29,12 +29,15 @@
 //! least [`BLAME_SHARE`]): a lone suspect with no record is blamed, as agent-qa would blame it;
 //! so are two newcomers in the failed step, since one of them must have done it; one with a
 //! strong passing record is spared; and next to a suspect whose record already condemns it, a
-//! newcomer is spared. A blamed suspect is contradicted once, or **twice** when a failure had
-//! followed it before and its own record with this failure makes it more likely misleading
-//! than not ([`DOUBLE_AT`]): that is the weight of the evidence, applied with agent-qa's
-//! arithmetic (each contradiction is one `trustContradictDelta`), so that memory which misled
-//! twice is no longer injected (0.5 → 0.4 → 0.2 with the default deltas). Every verdict comes
-//! with the sentence the journal keeps.
+//! newcomer is spared. A blamed suspect is contradicted once, or, when a failure had followed
+//! it before and its own record with this failure makes it likely misleading ([`SINK_AT`]), it
+//! **sinks**: it is contradicted until one more passed step would not make it injectable again
+//! (trust + the confirm delta below minTrust). That is the weight of the evidence, applied with
+//! agent-qa's arithmetic (each contradiction is one `trustContradictDelta`): memory that misled
+//! twice is no longer injected whatever trust it had earned in between (0.5 → 0.4 → 0.2, and
+//! 0.6 → 0.5 → 0.4 → 0.3 → 0.2, with the default deltas), and only probation can bring it
+//! back, one passed injection at a time. Every verdict comes with the sentence the journal
+//! keeps.
 //!
 //! The constants were chosen on the policy simulation's tuning seeds and are reported on its
 //! held-out seeds (`tests/curate_policy_sim.rs`, BENCHMARKS.md).
@@ -51,8 +54,14 @@ pub(crate) const MISLEAD_RATE: f64 = 0.7;
 /// failure that did not repeat).
 pub(crate) const RERUN_FLUKE: f64 = 0.1;
 
-/// `P(misleading)` with this failure from which a repeat suspect is contradicted twice.
-pub(crate) const DOUBLE_AT: f64 = 0.5;
+/// `P(misleading)` with this failure from which a repeat suspect sinks below minTrust.
+///
+/// Chosen on the policy simulation's tuning seeds (default policy, `tests/curate_policy_sim.rs`
+/// `tuning`), as (median failed runs a misleading observation causes before it is no longer
+/// injected, misleading never disarmed, most helpful not injectable at once): 0.4 → (2.0,
+/// 0/70, 4); 0.45 → (2.0, 1/70, 4); 0.5 → (2.0, 1/70, 5); 0.55 → (3.0, 1/70, 4); 0.6 → (3.0,
+/// 0/70, 3); the rule it replaces (contradicted twice from 0.5) gave (3.0, 1/70, 3).
+pub(crate) const SINK_AT: f64 = 0.4;
 
 /// The share of the blame (`P(misleading)` given every record and this failure) at which a
 /// suspect is contradicted.
@@ -145,8 +154,9 @@ impl Suspect {
 pub(crate) struct Verdict {
     pub(crate) id: String,
     pub(crate) blamed: bool,
-    /// Contradictions to apply when blamed: 1, or 2 when its own record condemns it.
-    pub(crate) weight: u32,
+    /// When blamed: contradicted until one passed step would not make it injectable again,
+    /// because its own record condemns it (else contradicted once).
+    pub(crate) sink: bool,
     /// Its share of the blame for this failure.
     pub(crate) share: f64,
     /// The sentence for the journal.
@@ -170,7 +180,8 @@ pub(crate) fn judge(model: &Model, suspects: &[Suspect]) -> Vec<Verdict> {
             let share = (own / evidence_of_failure).min(1.0);
             let blamed = share >= BLAME_SHARE;
             // Twice only on a repeat: one failure alone never weighs double.
-            let weight = if blamed && s.prior.doomed() > 0 && own >= DOUBLE_AT { 2 } else { 1 };
+            // Only on a repeat: one failure alone never sinks.
+            let sink = blamed && s.prior.doomed() > 0 && own >= SINK_AT;
             let record = if s.prior.injections() == 0 {
                 "no record before this run".to_owned()
             } else {
@@ -182,11 +193,12 @@ pub(crate) fn judge(model: &Model, suspects: &[Suspect]) -> Vec<Verdict> {
                     s.prior.just_before
                 )
             };
-            let decision = match (blamed, weight) {
+            let decision = match (blamed, sink) {
                 (false, _) => "spared".to_owned(),
-                (true, 1) => "blamed".to_owned(),
-                (true, _) => format!(
-                    "blamed twice (with this failure its record makes it misleading at {})",
+                (true, false) => "blamed".to_owned(),
+                (true, true) => format!(
+                    "blamed until no longer injected (with this failure its record makes it \
+                     misleading at {})",
                     pct(own)
                 ),
             };
@@ -197,7 +209,7 @@ pub(crate) fn judge(model: &Model, suspects: &[Suspect]) -> Vec<Verdict> {
                 pct(model.just_before),
                 pct(share)
             );
-            Verdict { id: s.id.clone(), blamed, weight, share, why }
+            Verdict { id: s.id.clone(), blamed, sink, share, why }
         })
         .collect()
 }
@@ -252,7 +264,7 @@ mod tests {
     #[test]
     fn a_lone_newcomer_is_blamed_and_a_lone_strong_record_is_spared() {
         let v = judge(&model(), &[suspect("new", Evidence::default())]);
-        assert!(v[0].blamed && v[0].weight == 1, "a first failure never weighs double: {v:?}");
+        assert!(v[0].blamed && !v[0].sink, "a first failure never sinks: {v:?}");
         assert!(v[0].why.contains("no record before this run"), "{}", v[0].why);
         let v = judge(&model(), &[suspect("good", rec(1, 3))]);
         assert!(!v[0].blamed, "{v:?}");
@@ -260,18 +272,31 @@ mod tests {
     }
 
     #[test]
-    fn a_condemned_suspect_takes_the_blame_from_a_newcomer_and_weighs_double() {
+    fn a_condemned_suspect_takes_the_blame_from_a_newcomer_and_sinks() {
         let v = judge(&model(), &[suspect("bad", rec(2, 0)), suspect("new", Evidence::default())]);
-        assert!(v[0].blamed && v[0].weight == 2, "{v:?}");
+        assert!(v[0].blamed && v[0].sink, "{v:?}");
         assert!(!v[1].blamed, "{v:?}");
-        assert!(v[0].why.contains("blamed twice"), "{}", v[0].why);
+        assert!(v[0].why.contains("blamed until no longer injected"), "{}", v[0].why);
+    }
+
+    #[test]
+    fn a_repeat_sinks_from_sink_at_and_not_below() {
+        // One failure before, and this one in the failed step: P(misleading) with this failure
+        // is about 0.72 against this baseline, above SINK_AT.
+        let v = judge(&model(), &[suspect("again", rec(1, 0))]);
+        assert!(v[0].blamed && v[0].sink, "{v:?}");
+        // The same with two passes on record: about 0.19, blamed as the lone suspect, but once.
+        let v = judge(&model(), &[suspect("cleared", rec(1, 2))]);
+        let p = model().p_misleading(&rec(2, 2));
+        assert!(p < SINK_AT, "{p}");
+        assert!(v[0].blamed && !v[0].sink, "{v:?}");
     }
 
     #[test]
     fn two_newcomers_in_the_failed_step_are_both_blamed_once_and_an_earlier_one_is_spared() {
         let new = |id| suspect(id, Evidence::default());
         let v = judge(&model(), &[new("a"), new("b")]);
-        assert!(v.iter().all(|v| v.blamed && v.weight == 1), "{v:?}");
+        assert!(v.iter().all(|v| v.blamed && !v.sink), "{v:?}");
         let early = Suspect { closest: Closest::Earlier, ..new("early") };
         let v = judge(&model(), &[new("a"), early]);
         assert!(v[0].blamed && !v[1].blamed, "{v:?}");

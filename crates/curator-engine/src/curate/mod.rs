@@ -78,6 +78,9 @@ pub struct CurateOptions {
     pub policy: BlamePolicy,
     /// `curator.review`: whether proposed adds wait in the review queue.
     pub review: ReviewMode,
+    /// `minTrust`: a suspect the evidence condemns is contradicted until its trust is below
+    /// it, so it is no longer injected (default 0.3).
+    pub min_trust: f64,
 }
 
 impl Default for CurateOptions {
@@ -88,6 +91,7 @@ impl Default for CurateOptions {
             ablation_enabled: true,
             policy: BlamePolicy::default(),
             review: ReviewMode::default(),
+            min_trust: curator_core::config::MemoryConfig::default().min_trust,
         }
     }
 }
@@ -176,8 +180,15 @@ pub fn curate(
                 }
             }
             (CurateCase::AblationPassed, BlamePolicy::Evidence) => {
-                log.exonerated =
-                    ablation::blame_suspects(tx, record, &book, &deltas, auto_review, &mut log);
+                log.exonerated = ablation::blame_suspects(
+                    tx,
+                    record,
+                    &book,
+                    &deltas,
+                    options.min_trust,
+                    auto_review,
+                    &mut log,
+                );
             }
             (CurateCase::AblationFailed, BlamePolicy::Evidence) => {
                 log.exonerated = ablation::exonerate(tx, record, &mut log);
