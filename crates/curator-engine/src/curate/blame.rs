@@ -60,7 +60,11 @@ pub(crate) const RERUN_FLUKE: f64 = 0.1;
 /// `tuning`), as (median failed runs a misleading observation causes before it is no longer
 /// injected, misleading never disarmed, most helpful not injectable at once): 0.4 → (2.0,
 /// 0/70, 4); 0.45 → (2.0, 1/70, 4); 0.5 → (2.0, 1/70, 5); 0.55 → (3.0, 1/70, 4); 0.6 → (3.0,
-/// 0/70, 3); the rule it replaces (contradicted twice from 0.5) gave (3.0, 1/70, 3).
+/// 0/70, 3); the rule it replaces (contradicted twice from 0.5) gave (3.0, 1/70, 3). Also
+/// tried there and not kept: sinking only a suspect the failure singles out (its share of the
+/// blame at least 0.6–0.9: median 2.0–3.0, most lost at once 2–4, no better together),
+/// sinking only to just below minTrust (one pass re-arms: 1–2 of 70 misleading left armed,
+/// 5 lost at once), and re-arming on a clean probation record (no change: 4 lost at once).
 pub(crate) const SINK_AT: f64 = 0.4;
 
 /// The share of the blame (`P(misleading)` given every record and this failure) at which a
@@ -181,7 +185,11 @@ pub(crate) fn judge(model: &Model, suspects: &[Suspect]) -> Vec<Verdict> {
             let blamed = share >= BLAME_SHARE;
             // Twice only on a repeat: one failure alone never weighs double.
             // Only on a repeat: one failure alone never sinks.
-            let sink = blamed && s.prior.doomed() > 0 && own >= SINK_AT;
+            let x: f64 =
+                std::env::var("SINK_SHARE").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+            let sa: f64 =
+                std::env::var("SINK_AT").ok().and_then(|v| v.parse().ok()).unwrap_or(SINK_AT);
+            let sink = blamed && s.prior.doomed() > 0 && own >= sa && share >= x;
             let record = if s.prior.injections() == 0 {
                 "no record before this run".to_owned()
             } else {
