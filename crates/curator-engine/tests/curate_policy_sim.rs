@@ -543,7 +543,7 @@ fn tuning_seeds() -> Vec<u64> {
 }
 
 #[test]
-#[ignore = "print-only: the default policy on the seeds its constants were chosen on"]
+#[ignore = "print-only: the default policy and agent-qa's rules on the seeds the constants were chosen on"]
 fn tuning() {
     let outcomes = in_parallel(&tuning_seeds(), BlamePolicy::Evidence, ReviewMode::Auto);
     for o in &outcomes {
@@ -559,7 +559,12 @@ fn tuning() {
         );
     }
     let s = summarize(&outcomes);
-    eprintln!("\n{HEADER}{}", row(&name(BlamePolicy::Evidence, ReviewMode::Auto), &s, true));
+    let theirs = run_all(&tuning_seeds(), BlamePolicy::AgentQa, ReviewMode::Off);
+    eprintln!(
+        "\n{HEADER}{}{}",
+        row(&name(BlamePolicy::Evidence, ReviewMode::Auto), &s, true),
+        row(&name(BlamePolicy::AgentQa, ReviewMode::Off), &theirs, false)
+    );
 }
 
 #[test]
