@@ -510,7 +510,8 @@ fn run_all(seeds: &[u64], policy: BlamePolicy, review: ReviewMode) -> Summary {
 /// held-out seeds — misleading memory disarmed sooner than under agent-qa's rules, none left
 /// armed, nearly all of it deleted, at most 1 in 20 helpful observations lost at the end, and
 /// no planted memory injected as ordinary memory before review — and not the issue's stricter
-/// targets that it misses (median ≤ 2, no helpful lost at the end, at most 1 in 20 at any time).
+/// targets: the median ≤ 2 holds over the ten held-out seeds (`policy_table`), not on these two
+/// (3.0 with the sink rule), and at most 1 in 20 lost at any time is missed (4 here).
 #[test]
 fn the_default_policy_disarms_misleading_memory_sooner_than_agent_qa_and_plants_nothing() {
     let seeds = &HELD_OUT_SEEDS[..2];
@@ -525,9 +526,9 @@ fn the_default_policy_disarms_misleading_memory_sooner_than_agent_qa_and_plants_
     assert_eq!(ours.never_disarmed, 0, "{ours:?}");
     assert!(ours.misleading_deleted * 10 >= ours.misleading * 9, "{ours:?}");
     assert_eq!(theirs.misleading_deleted, 0, "agent-qa never reaches 0 once below minTrust");
-    // Not "no worse than agent-qa's rules": on these seeds the default ends with 1 of 40
-    // helpful observations below minTrust where agent-qa's rules end with none (the same
-    // figures before and after the rebase on issue 13). What holds is the issue's bound.
+    // Not "no worse than agent-qa's rules": before the sink rule the default ended with 1 of
+    // 40 helpful observations below minTrust on these seeds where agent-qa's rules end with
+    // none (0 of 40 with it). What holds is the issue's bound.
     assert!(ours.helpful_lost_end * 20 <= ours.helpful, "at most 1 in 20 lost: {ours:?}");
     assert!(ours.helpful_recovered > 0, "{ours:?}");
     assert_eq!(ours.planted_injected, 0, "no planted memory before review: {ours:?}");
