@@ -63,8 +63,9 @@ pub(crate) const RERUN_FLUKE: f64 = 0.1;
 /// 0/70, 3); the rule it replaces (contradicted twice from 0.5) gave (3.0, 1/70, 3). Also
 /// tried there and not kept: sinking only a suspect the failure singles out (its share of the
 /// blame at least 0.6–0.9: median 2.0–3.0, most lost at once 2–4, no better together),
-/// sinking only to just below minTrust (one pass re-arms: 1–2 of 70 misleading left armed,
-/// 5 lost at once), and re-arming on a clean probation record (no change: 4 lost at once).
+/// sinking only to just below minTrust (one pass re-arms: at 0.5, 2 of 70 misleading left
+/// armed, 5 lost at once), and re-arming on a clean probation record (no change: 4 lost at
+/// once).
 pub(crate) const SINK_AT: f64 = 0.4;
 
 /// The share of the blame (`P(misleading)` given every record and this failure) at which a
