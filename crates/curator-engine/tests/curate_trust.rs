@@ -124,6 +124,28 @@ fn trust_earned_before_does_not_keep_memory_that_misled_twice_injected() {
 }
 
 #[test]
+fn sinking_follows_min_trust_and_never_deletes() {
+    // minTrust 0.5: seeded at 0.6, the first failure leaves 0.5, the second sinks it to 0.4
+    // (0.4 + 0.05 < 0.5), not to 0.2 as with minTrust 0.3.
+    let (_t, one) = store();
+    let bad = seed_word(&one, "misled", "zorvex", 0.6);
+    let half = CurateOptions { min_trust: 0.5, ..CurateOptions::default() };
+    let provider = RulesProvider::default();
+    curate_with(&one, ablation_passed("r_one", &[&bad]), &provider, &half);
+    assert_eq!(trust(&one, &bad), Some(0.5));
+    let log = curate_with(&one, ablation_passed("r_two", &[&bad]), &provider, &half);
+    assert_eq!(trust(&one, &bad), Some(0.4), "{log:?}");
+    // minTrust 0: nothing is below it, and sinking stops short of deletion (0.1 left).
+    let (_t2, two) = store();
+    let bad = seed_word(&two, "misled", "zorvex", 0.5);
+    let zero = CurateOptions { min_trust: 0.0, ..CurateOptions::default() };
+    curate_with(&two, ablation_passed("r_one", &[&bad]), &provider, &zero);
+    let log = curate_with(&two, ablation_passed("r_two", &[&bad]), &provider, &zero);
+    assert_eq!(trust(&two, &bad), Some(0.1), "{log:?}");
+    assert_eq!(log.deleted, 0, "{log:?}");
+}
+
+#[test]
 fn evidence_counts_a_run_once_however_often_it_is_curated() {
     let (_t, store) = store();
     let a = seed_word(&store, "alpha", "zorvex", 0.5);

@@ -90,29 +90,9 @@ pub(crate) fn blame_suspects(
                 }
                 let stored_trust = stored.observation.trust;
                 contradict(tx, stored, deltas, &reasoning, log)?;
-                // Sinking: contradicted until one confirmation would not make it injectable
-                // again. Never to deletion (with minTrust 0 nothing is below it: deletion stays
-                // what failures on probation earn, one contradiction each), and never without
-                // progress (a zero or rounded-away delta).
-                let mut last = stored_trust;
-                while verdict.sink {
-                    // The first contradiction may have deleted it (trust reached 0).
-                    let Some(again) = tx.get(&id)? else { break };
-                    let trust = again.observation.trust;
-                    if trust + deltas.confirm < min_trust
-                        || trust <= deltas.contradict
-                        || trust >= last
-                    {
-                        break;
-                    }
-                    last = trust;
-                    contradict(
-                        tx,
-                        again,
-                        deltas,
-                        &format!("{reasoning} (contradicted again)"),
-                        log,
-                    )?;
+                if verdict.sink {
+                    let again = format!("{reasoning} (contradicted again)");
+                    sink(tx, &id, stored_trust, deltas, min_trust, &again, log)?;
                 }
                 return Ok(None);
             }
@@ -132,6 +112,33 @@ pub(crate) fn blame_suspects(
         }
     }
     spared
+}
+
+/// Contradicts `id` again, one contradict delta at a time, until one confirmation would not make
+/// it injectable again (`trust + confirm < min_trust`). Never to deletion (with minTrust 0
+/// nothing is below it: deletion stays what failures on probation earn, one contradiction
+/// each), and never without progress (a zero or rounded-away delta); `before` is its trust
+/// before the first contradiction.
+fn sink(
+    tx: &mut dyn Transaction,
+    id: &ObservationId,
+    before: f64,
+    deltas: &TrustDeltas,
+    min_trust: f64,
+    reasoning: &str,
+    log: &mut MemoryLog,
+) -> curator_store::Result<()> {
+    let mut last = before;
+    // The first contradiction may have deleted it (trust reached 0).
+    while let Some(stored) = tx.get(id)? {
+        let trust = stored.observation.trust;
+        if trust + deltas.confirm < min_trust || trust <= deltas.contradict || trust >= last {
+            break;
+        }
+        last = trust;
+        contradict(tx, stored, deltas, reasoning, log)?;
+    }
+    Ok(())
 }
 
 /// Leaves every injected observation unchanged and journals the exoneration of each one that
