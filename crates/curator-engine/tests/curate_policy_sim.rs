@@ -53,8 +53,12 @@ const PLANTED_PROPOSALS: [usize; 5] = [40, 80, 120, 160, 200];
 /// 101-103 were meant to be held out, but were looked at while the constants were still
 /// being chosen, so they count as tuning seeds.
 const TUNING_SEEDS: [u64; 7] = [1, 2, 3, 4, 101, 102, 103];
-/// Seeds the figures are reported on, never looked at before the constants were frozen.
-const HELD_OUT_SEEDS: [u64; 10] = [201, 202, 203, 204, 205, 206, 207, 208, 209, 210];
+/// Seeds the figures are reported on, named before the rule they judge (`SINK_CAUSE`) was
+/// chosen, and run once with it.
+const HELD_OUT_SEEDS: [u64; 10] = [301, 302, 303, 304, 305, 306, 307, 308, 309, 310];
+/// The held-out seeds of the rule before (`SINK_AT`), reported once with it and never tuned on
+/// since; the table shows them too, and the default test runs two of them.
+const EARLIER_HELD_OUT_SEEDS: [u64; 10] = [201, 202, 203, 204, 205, 206, 207, 208, 209, 210];
 
 /// splitmix64: a small deterministic generator, so the figures are reproducible.
 struct Rng(u64);
@@ -514,7 +518,7 @@ fn run_all(seeds: &[u64], policy: BlamePolicy, review: ReviewMode) -> Summary {
 /// (3.0 with the sink rule), and at most 1 in 20 lost at any time is missed (4 here).
 #[test]
 fn the_default_policy_disarms_misleading_memory_sooner_than_agent_qa_and_plants_nothing() {
-    let seeds = &HELD_OUT_SEEDS[..2];
+    let seeds = &EARLIER_HELD_OUT_SEEDS[..2];
     let ours = run_all(seeds, BlamePolicy::Evidence, ReviewMode::Auto);
     let theirs = run_all(seeds, BlamePolicy::AgentQa, ReviewMode::Off);
     eprintln!(
@@ -569,13 +573,16 @@ fn tuning() {
 }
 
 #[test]
-#[ignore = "print-only: the BENCHMARKS.md table (every policy, ten held-out seeds)"]
+#[ignore = "print-only: the BENCHMARKS.md tables (every policy, both sets of ten held-out seeds)"]
 fn policy_table() {
-    let mut table = String::from(HEADER);
-    for policy in [BlamePolicy::AgentQa, BlamePolicy::Evidence] {
-        for review in [ReviewMode::Off, ReviewMode::Auto] {
-            let s = run_all(&HELD_OUT_SEEDS, policy, review);
-            table.push_str(&row(&name(policy, review), &s, review != ReviewMode::Off));
+    let mut table = String::new();
+    for (label, seeds) in [("301-310", HELD_OUT_SEEDS), ("201-210", EARLIER_HELD_OUT_SEEDS)] {
+        table.push_str(&format!("\nheld-out seeds {label}\n\n{HEADER}"));
+        for policy in [BlamePolicy::AgentQa, BlamePolicy::Evidence] {
+            for review in [ReviewMode::Off, ReviewMode::Auto] {
+                let s = run_all(&seeds, policy, review);
+                table.push_str(&row(&name(policy, review), &s, review != ReviewMode::Off));
+            }
         }
     }
     eprintln!("\n{table}");
