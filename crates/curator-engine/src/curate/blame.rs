@@ -30,9 +30,8 @@
 //! so are two newcomers in the failed step, since one of them must have done it; one with a
 //! strong passing record is spared; and next to a suspect whose record already condemns it, a
 //! newcomer is spared. A blamed suspect is contradicted once, or, when a failure had followed
-//! it before, its own record with this failure makes it likely misleading ([`SINK_AT`]), and
-//! it more likely than not caused this failure alone ([`SINK_CAUSE`]: a failure has one cause,
-//! so one flake never sinks two newcomers that shared its step), it **sinks**: it is contradicted until one more passed step would not make it injectable again
+//! it before and its own record with this failure makes it likely misleading ([`SINK_AT`]), it
+//! **sinks**: it is contradicted until one more passed step would not make it injectable again
 //! (trust + the confirm delta below minTrust). That is the weight of the evidence, applied with
 //! agent-qa's arithmetic (each contradiction is one `trustContradictDelta`): memory that misled
 //! twice is no longer injected whatever trust it had earned in between (0.5 → 0.4 → 0.2, and
@@ -66,19 +65,12 @@ pub(crate) const RERUN_FLUKE: f64 = 0.1;
 /// blame at least 0.6–0.9: median 2.0–3.0, most lost at once 2–4, no better together),
 /// sinking only to just below minTrust (one pass re-arms: at 0.5, 2 of 70 misleading left
 /// armed, 5 lost at once), and re-arming on a clean probation record (no change: 4 lost at
-/// once).
+/// once). Sinking at most one suspect per failure (the one that alone caused it with
+/// probability at least 0.5, under a single-cause model) gave (2.0, 0/70, 3) there, but the
+/// held-out seeds disagreed: 301–310 (3.0, 1/100, 4) against this rule's (2.0, 1/100, 6), and
+/// 201–210 (3.0, 0/100, 2) against (2.0, 0/100, 4): it trades the median for fewer lost at
+/// once, and was not kept (BENCHMARKS.md).
 pub(crate) const SINK_AT: f64 = 0.4;
-
-/// The chance that a suspect alone caused this failure from which it may sink: one failure has
-/// one cause, so at most one suspect of a failure sinks for it.
-///
-/// Chosen on the policy simulation's tuning seeds with `SINK_AT` 0.4, as (median, never
-/// disarmed, most helpful not injectable at once): no such bound (every repeat suspect that
-/// meets `SINK_AT` sinks) → (2.0, 0/70, 4), two helpful observations sunk together on one
-/// failure (a flake whose rerun passed); 0.4 → (2.0, 0/70, 4); 0.5 → (2.0, 0/70, 3); 0.6 →
-/// (3.0, 0/70, 4); 0.7 → (3.0, 0/70, 4). 0.5 is also the bar with a meaning: more likely the
-/// cause than not.
-pub(crate) const SINK_CAUSE: f64 = 0.5;
 
 /// The share of the blame (`P(misleading)` given every record and this failure) at which a
 /// suspect is contradicted.
@@ -180,11 +172,6 @@ pub(crate) struct Verdict {
     pub(crate) why: String,
 }
 
-/// `p / (1 - p)`, finite: a certainty counts as very large odds.
-fn odds(p: f64) -> f64 {
-    if p >= 1.0 { 1e12 } else { p / (1.0 - p) }
-}
-
 fn pct(x: f64) -> String {
     format!("{:.0} %", x * 100.0)
 }
@@ -195,19 +182,14 @@ pub(crate) fn judge(model: &Model, suspects: &[Suspect]) -> Vec<Verdict> {
     let owns: Vec<f64> = suspects.iter().map(|s| model.p_misleading(&s.with_failure())).collect();
     let none_misled: f64 = owns.iter().map(|p| 1.0 - p).product();
     let evidence_of_failure = (1.0 - none_misled) + none_misled * RERUN_FLUKE;
-    // The same failure with one cause: it was suspect i alone (odds of its record with this
-    // failure, against every other suspect harmless), or nobody (the rerun passed by luck).
-    let all_causes: f64 = owns.iter().map(|p| odds(*p)).sum::<f64>() + RERUN_FLUKE;
     suspects
         .iter()
         .zip(&owns)
         .map(|(s, &own)| {
             let share = (own / evidence_of_failure).min(1.0);
             let blamed = share >= BLAME_SHARE;
-            let cause = odds(own) / all_causes;
-            // Only on a repeat (one failure alone never sinks), and only the suspect that more
-            // likely than not caused this failure on its own: one failure, one cause.
-            let sink = blamed && s.prior.doomed() > 0 && own >= SINK_AT && cause >= SINK_CAUSE;
+            // Only on a repeat: one failure alone never sinks.
+            let sink = blamed && s.prior.doomed() > 0 && own >= SINK_AT;
             let record = if s.prior.injections() == 0 {
                 "no record before this run".to_owned()
             } else {
@@ -224,9 +206,8 @@ pub(crate) fn judge(model: &Model, suspects: &[Suspect]) -> Vec<Verdict> {
                 (true, false) => "blamed".to_owned(),
                 (true, true) => format!(
                     "blamed until no longer injected (with this failure its record makes it \
-                     misleading at {}, the cause of this failure at {})",
-                    pct(own),
-                    pct(cause)
+                     misleading at {})",
+                    pct(own)
                 ),
             };
             let why = format!(
@@ -317,18 +298,6 @@ mod tests {
         let p = model().p_misleading(&rec(2, 2));
         assert!(p < SINK_AT, "{p}");
         assert!(v[0].blamed && !v[0].sink, "{v:?}");
-    }
-
-    #[test]
-    fn one_failure_sinks_one_suspect_at_most() {
-        // Two repeats alike in the failed step: each is likely misleading, but either could be
-        // the one cause of this failure; both are blamed once, neither sinks.
-        let v = judge(&model(), &[suspect("a", rec(1, 0)), suspect("b", rec(1, 0))]);
-        assert!(v.iter().all(|v| v.blamed && !v.sink), "{v:?}");
-        // A record that condemns one of them more makes it the likely cause: it alone sinks.
-        let v = judge(&model(), &[suspect("worse", rec(2, 0)), suspect("b", rec(1, 0))]);
-        assert!(v[0].sink && !v[1].sink, "{v:?}");
-        assert!(v[0].why.contains("the cause of this failure at"), "{}", v[0].why);
     }
 
     #[test]
