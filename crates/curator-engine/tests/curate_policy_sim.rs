@@ -143,6 +143,8 @@ struct Outcome {
     /// run where that many were.
     helpful_lost_max: usize,
     helpful_lost_max_at: usize,
+    /// Helpful (seeded) observations not injectable at the start of each run.
+    helpful_lost_by_run: Vec<usize>,
     passed_runs: usize,
 }
 
@@ -224,6 +226,7 @@ fn simulate(seed: u64, policy: BlamePolicy, review: ReviewMode) -> Outcome {
             .filter(|f| f.kind == Kind::Helpful)
             .filter(|f| !injectable(f.id.as_ref().and_then(|id| now.get(id))))
             .count();
+        out.helpful_lost_by_run.push(lost);
         if lost > out.helpful_lost_max {
             out.helpful_lost_max = lost;
             out.helpful_lost_max_at = run;
@@ -399,6 +402,8 @@ struct Summary {
     helpful: usize,
     helpful_lost_end: usize,
     helpful_lost_max: usize,
+    /// The most helpful observations of all seeds together not injectable at the same run.
+    helpful_lost_max_pooled: usize,
     helpful_recovered: usize,
     planted: usize,
     planted_injected: usize,
@@ -455,6 +460,10 @@ fn summarize(outcomes: &[Outcome]) -> Summary {
         s.pass_rate += o.passed_runs as f64 / RUNS as f64 / outcomes.len() as f64;
     }
     s.median_caused = median(caused);
+    s.helpful_lost_max_pooled = (0..RUNS)
+        .map(|run| outcomes.iter().map(|o| o.helpful_lost_by_run[run]).sum::<usize>())
+        .max()
+        .unwrap_or(0);
     s
 }
 
@@ -476,7 +485,7 @@ fn row(label: &str, s: &Summary, review: bool) -> String {
         if review { format!("{n}/{of}") } else { "– (no review)".to_owned() }
     };
     format!(
-        "| {label} | {:.1} | {}/{} | {}/{} | {}/{} | {} | {}/{} | {} ({} on probation) | {} | {} | {:.1} % |\n",
+        "| {label} | {:.1} | {}/{} | {}/{} | {}/{} | {} | {}/{} | {}/{} | {} ({} on probation) | {} | {} | {:.1} % |\n",
         s.median_caused,
         s.never_disarmed,
         s.misleading,
@@ -485,6 +494,8 @@ fn row(label: &str, s: &Summary, review: bool) -> String {
         s.helpful_lost_end,
         s.helpful,
         s.helpful_lost_max,
+        s.helpful_lost_max_pooled,
+        s.helpful,
         s.helpful_recovered,
         s.helpful,
         s.planted_injected,
@@ -495,7 +506,7 @@ fn row(label: &str, s: &Summary, review: bool) -> String {
     )
 }
 
-const HEADER: &str = "| policy | misleading: median failed runs caused before no longer injected | never disarmed | misleading deleted | helpful not injectable at the end | most helpful not injectable at once (of 20, any seed) | helpful recovered by probation | planted injections before review | planted approved | helpful proposals approved | runs passed |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+const HEADER: &str = "| policy | misleading: median failed runs caused before no longer injected | never disarmed | misleading deleted | helpful not injectable at the end | most helpful not injectable at once (of 20, any seed) | most not injectable at once, every seed's at the same run | helpful recovered by probation | planted injections before review | planted approved | helpful proposals approved | runs passed |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 
 /// One simulation per seed, on as many threads as seeds (each has its own root).
 fn in_parallel(seeds: &[u64], policy: BlamePolicy, review: ReviewMode) -> Vec<Outcome> {
