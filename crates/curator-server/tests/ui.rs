@@ -69,6 +69,35 @@ async fn the_overview_shows_one_page_at_a_time_and_reads_only_its_files() {
 }
 
 #[tokio::test]
+async fn the_review_list_pages_every_match_and_its_links_keep_the_sort_and_filters() {
+    let f = Fixture::new();
+    f.bulk("zz-bulk", 230);
+    let app = f.app();
+    let first = get(&app, "/observations?sort=recency&q=bulk+fact").await.text;
+    assert!(first.contains("<b>230</b> of 249 stored"), "{first}");
+    assert!(first.contains("1–100 of 230"), "{first}");
+    assert_eq!(first.matches("class=\"obs-link\"").count(), 100);
+    let next = "href=\"/observations?page=2&#38;sort=recency&#38;q=bulk+fact\"";
+    assert!(first.contains(next), "the pager keeps the sort and the text: {first}");
+    let last = get(&app, "/observations?sort=recency&q=bulk+fact&page=3").await.text;
+    assert!(last.contains("201–230 of 230"), "{last}");
+    assert_eq!(last.matches("class=\"obs-link\"").count(), 30);
+    // Every match is on exactly one page.
+    let mut seen = std::collections::BTreeSet::new();
+    for page in 1..=3 {
+        let html = get(&app, &format!("/observations?sort=recency&q=bulk+fact&page={page}")).await;
+        for row in html.text.split("<tr data-id=\"").skip(1) {
+            assert!(seen.insert(row[..row.find('"').unwrap()].to_owned()), "a row shown twice");
+        }
+    }
+    assert_eq!(seen.len(), 230);
+    // A sort or filter link starts again at the first page; a page past the end says so.
+    assert!(last.contains("href=\"/observations?sort=trust&#38;q=bulk+fact\""), "{last}");
+    let beyond = get(&app, "/observations?q=bulk+fact&page=9").await.text;
+    assert!(beyond.contains("No observation matches on this page"), "{beyond}");
+}
+
+#[tokio::test]
 async fn user_text_is_escaped_everywhere_it_is_shown() {
     let f = Fixture::new();
     let app = f.app();

@@ -2,8 +2,10 @@
 //!
 //! `/observations` is one flat table of observations a reviewer can sort (by trust, recency,
 //! contradictions) and narrow (low trust, contradicted, a tier, a text) with plain links and a
-//! GET form, so every view has a URL, works without JavaScript and survives a reload. The
-//! overview (`/`) stays the by-scope map; this page answers "what should I look at first".
+//! GET form, so every view has a URL, works without JavaScript and survives a reload. It shows
+//! [`PAGE_SIZE`] rows at a time, with pager links that keep the sort and the filters, so every
+//! observation of a large root can be reached. The overview (`/`) stays the by-scope map; this
+//! page answers "what should I look at first".
 //!
 //! `/observations/new` writes an observation through [`ops::create`], the function behind
 //! `POST /api/v1/observations`: the same scope-name rules, the same scanner, the same journal
@@ -16,13 +18,10 @@ use curator_core::Tier;
 use curator_store::{ListFilter, StoredObservation};
 use serde::Deserialize;
 
-use super::{done, error_page, render};
+use super::{PAGE_SIZE, Pager, done, error_page, render};
 use crate::error::ApiError;
 use crate::ops::{self, NewObservation};
 use crate::state::{AppState, blocking};
-
-/// Rows on one page of the list; the rest is reached by narrowing it.
-const SHOWN: usize = 200;
 
 /// How the list is ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +82,7 @@ impl Show {
     }
 }
 
-/// `/observations?sort=…&show=…&tier=…&q=…`.
+/// `/observations?sort=…&show=…&tier=…&q=…&page=…`.
 #[derive(Debug, Default, Clone, Deserialize)]
 pub(crate) struct ListParams {
     #[serde(default)]
@@ -94,6 +93,9 @@ pub(crate) struct ListParams {
     tier: String,
     #[serde(default)]
     q: String,
+    /// From 1; 0 or absent is the first page.
+    #[serde(default)]
+    page: usize,
 }
 
 impl ListParams {
@@ -147,6 +149,7 @@ struct ListPage {
     show: String,
     q: String,
     rows: Vec<ListRow>,
+    pager: Pager,
 }
 
 /// The newer of the two times an observation carries (ISO strings compare as times).
@@ -191,9 +194,11 @@ fn list_page(state: &AppState, params: ListParams) -> Result<ListPage, ApiError>
         }),
     }
     let matching = kept.len();
-    let rows = kept
+    let page = params.page.max(1);
+    let rows: Vec<ListRow> = kept
         .into_iter()
-        .take(SHOWN)
+        .skip(Pager::offset(page))
+        .take(PAGE_SIZE)
         .map(|s| ListRow {
             id: s.observation.id.to_string(),
             title: s.observation.title.clone(),
@@ -207,6 +212,13 @@ fn list_page(state: &AppState, params: ListParams) -> Result<ListPage, ApiError>
         .collect();
     let sort_name = Sort::ALL.iter().find(|(s, _, _)| *s == sort).map_or("trust", |c| c.1);
     let show_name = Show::ALL.iter().find(|(s, _, _)| *s == show).map_or("all", |c| c.1);
+    let keep = [
+        ("sort", params.sort.as_str()),
+        ("show", params.show.as_str()),
+        ("tier", params.tier.as_str()),
+        ("q", params.q.as_str()),
+    ];
+    let pager = Pager::new("/observations", page, matching, rows.len(), &keep);
     Ok(ListPage {
         nav: "list",
         flash: None,
@@ -234,6 +246,7 @@ fn list_page(state: &AppState, params: ListParams) -> Result<ListPage, ApiError>
         show: show_name.to_owned(),
         q: params.q,
         rows,
+        pager,
     })
 }
 
