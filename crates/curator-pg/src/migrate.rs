@@ -29,10 +29,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0002_journal_transactions.sql"),
     },
     Migration { version: 3, name: "trust", sql: include_str!("../migrations/0003_trust.sql") },
+    Migration {
+        version: 4,
+        name: "run_records",
+        sql: include_str!("../migrations/0004_run_records.sql"),
+    },
 ];
 
 /// The schema version this binary reads and writes: the newest embedded migration.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// Advisory lock key that serializes migrating openers (any constant unlikely to clash).
 const MIGRATION_LOCK: i64 = 0x6375_7261_746f_7201; // "curator" + 1

@@ -1,4 +1,5 @@
-//! Run sessions and circuit-breaker state in the database (agent-qa-memory §3.4, §9).
+//! Run sessions, kept run records and circuit-breaker state in the database
+//! (agent-qa-memory §3.4, §9; issue 15's run page).
 //!
 //! With the file store these live under `<root>/.curator/runs/` and `.curator/breaker/`; a
 //! fleet sharing one database needs them shared too, because the query that injected memory
@@ -70,6 +71,29 @@ impl PgStore {
     }
 
     /// The breaker window stored under `key`, if any.
+    /// Keeps `record` under `run_id`, replacing what was kept before.
+    pub(crate) fn keep_run_row(&self, run_id: &str, record: &serde_json::Value) -> Result<()> {
+        let client = self.client()?;
+        self.block_on(client.execute(
+            "INSERT INTO run_records (run_id, record) VALUES ($1, $2)
+             ON CONFLICT (run_id) DO UPDATE SET record = EXCLUDED.record, kept_at = now()",
+            &[&run_id, record],
+        ))
+        .map_err(|e| Self::db_error(format!("keeping run record {run_id}"), e))?;
+        Ok(())
+    }
+
+    /// What [`Self::keep_run_row`] kept for `run_id`.
+    pub(crate) fn run_row(&self, run_id: &str) -> Result<Option<serde_json::Value>> {
+        let client = self.client()?;
+        let row = self
+            .block_on(
+                client.query_opt("SELECT record FROM run_records WHERE run_id = $1", &[&run_id]),
+            )
+            .map_err(|e| Self::db_error(format!("reading run record {run_id}"), e))?;
+        Ok(row.map(|r| r.get::<_, serde_json::Value>(0)))
+    }
+
     pub(crate) fn breaker_row(&self, key: &str) -> Result<Option<serde_json::Value>> {
         let client = self.client()?;
         let row = self

@@ -67,7 +67,8 @@ impl Drop for Runtime {
     }
 }
 
-/// Observations, journal, run sessions and breaker state in one PostgreSQL database.
+/// Observations, journal, run sessions, run records and breaker state in one PostgreSQL
+/// database.
 pub struct PgStore {
     pool: Pool,
     // Declared after `pool` so connections are dropped before the runtime that drives them.
@@ -398,6 +399,14 @@ impl Store for PgStore {
         let client = self.client()?;
         self.block_on(crate::evidence::read(&client, query))
             .map_err(|e| Self::db_error("reading outcome evidence", e))
+    }
+
+    fn keep_run_record(&self, run_id: &str, record: &serde_json::Value) -> Result<()> {
+        self.keep_run_row(run_id, record)
+    }
+
+    fn load_run_record(&self, run_id: &str) -> Result<Option<serde_json::Value>> {
+        self.run_row(run_id)
     }
 
     fn load_breaker(&self, key: &str) -> Result<Option<serde_json::Value>> {

@@ -7,7 +7,8 @@
 //! changes anything, so a run that changed nothing (a passed run with no decision, a retry) is
 //! still on record. Keeping is idempotent: the last curate of a run id replaces what was kept.
 //! Long texts are cut to [`MAX_TEXT`] bytes, so a harness that reports a 10 MB observation keeps
-//! a page-sized one. A store that keeps no run records (curator-pg for now) is not an error.
+//! a page-sized one. Both stores keep them (curator-pg in its `run_records` table); a store
+//! that keeps none is not an error.
 
 use curator_store::Store;
 use serde::{Deserialize, Serialize};

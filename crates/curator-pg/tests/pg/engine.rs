@@ -234,4 +234,19 @@ fn the_same_runs_give_the_same_memory_logs_and_trust_on_both_stores() {
         "the script confirms and deprecates: {on_files:?}"
     );
     assert_eq!(state(&files), state(&pg), "same trust and counters after");
+    // What each run reported is kept on both stores alike (the UI's run page reads it).
+    for run_id in ["r_pass", "r_fail", "r_add"] {
+        let kept = curator_engine::curate::load_kept_run(&pg, run_id).unwrap();
+        let kept = kept.unwrap_or_else(|| panic!("{run_id} kept on PostgreSQL"));
+        assert_eq!(
+            Some(&kept),
+            curator_engine::curate::load_kept_run(&files, run_id).unwrap().as_ref()
+        );
+    }
+    let failed = curator_engine::curate::load_kept_run(&pg, "r_fail").unwrap().unwrap();
+    assert_eq!(
+        (failed.status.as_str(), failed.steps[1].error.as_deref()),
+        ("failed", Some("boom"))
+    );
+    assert!(!failed.steps[0].injected.is_empty(), "with what was injected into each step");
 }

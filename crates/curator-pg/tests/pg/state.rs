@@ -47,3 +47,18 @@ fn breaker_updates_from_many_threads_are_never_lost() {
     }
     assert_eq!(pg.load_breaker("k").unwrap(), Some(serde_json::json!({ "runs": 100 })));
 }
+
+#[test]
+fn run_records_are_kept_replaced_and_read_back_like_the_file_store() {
+    let (_db, pg) = pg_store();
+    assert_eq!(pg.load_run_record("r_1").unwrap(), None);
+    let first = serde_json::json!({"run_id": "r_1", "status": "failed", "steps": [{"name": "a"}]});
+    pg.keep_run_record("r_1", &first).unwrap();
+    assert_eq!(pg.load_run_record("r_1").unwrap(), Some(first));
+    let again = serde_json::json!({"run_id": "r_1", "status": "passed", "steps": []});
+    pg.keep_run_record("r_1", &again).unwrap();
+    assert_eq!(pg.load_run_record("r_1").unwrap(), Some(again), "the last report counts");
+    // Hostile ids are plain values here: nothing to traverse, nothing else touched.
+    pg.keep_run_record("../../etc/passwd", &serde_json::json!({})).unwrap();
+    assert_eq!(pg.load_run_record("r_2").unwrap(), None);
+}
