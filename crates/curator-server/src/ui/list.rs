@@ -380,7 +380,9 @@ mod tests {
             show: String::new(),
             tier: "tests".into(),
             q: "a b&c".into(),
+            page: 3,
         };
+        // A new sort or filter starts again at the first page.
         assert_eq!(
             p.href_with("show", "low"),
             "/observations?sort=recency&show=low&tier=tests&q=a+b%26c"
