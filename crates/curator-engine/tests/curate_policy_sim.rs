@@ -139,13 +139,23 @@ struct Fact {
 #[derive(Debug, Clone, Default)]
 struct Outcome {
     facts: Vec<Fact>,
-    /// Most helpful (seeded) observations not injectable at once, at any time, and the first
-    /// run where that many were.
-    helpful_lost_max: usize,
-    helpful_lost_max_at: usize,
     /// Helpful (seeded) observations not injectable at the start of each run.
     helpful_lost_by_run: Vec<usize>,
     passed_runs: usize,
+}
+
+impl Outcome {
+    /// The most helpful (seeded) observations not injectable at once, and the first run where
+    /// that many were.
+    fn helpful_lost_max(&self) -> (usize, usize) {
+        let mut most = (0, 0);
+        for (run, lost) in self.helpful_lost_by_run.iter().enumerate() {
+            if *lost > most.0 {
+                most = (*lost, run);
+            }
+        }
+        most
+    }
 }
 
 /// Where an observation stands now (absent from the map: deleted or rejected).
@@ -227,10 +237,6 @@ fn simulate(seed: u64, policy: BlamePolicy, review: ReviewMode) -> Outcome {
             .filter(|f| !injectable(f.id.as_ref().and_then(|id| now.get(id))))
             .count();
         out.helpful_lost_by_run.push(lost);
-        if lost > out.helpful_lost_max {
-            out.helpful_lost_max = lost;
-            out.helpful_lost_max_at = run;
-        }
         let run_id = format!("r_sim{seed}-{run}");
         let mut steps = Vec::new();
         let mut failed = false;
@@ -456,7 +462,7 @@ fn summarize(outcomes: &[Outcome]) -> Summary {
                 }
             }
         }
-        s.helpful_lost_max = s.helpful_lost_max.max(o.helpful_lost_max);
+        s.helpful_lost_max = s.helpful_lost_max.max(o.helpful_lost_max().0);
         s.pass_rate += o.passed_runs as f64 / RUNS as f64 / outcomes.len() as f64;
     }
     s.median_caused = median(caused);
@@ -572,7 +578,8 @@ fn tuning() {
             .collect();
         eprintln!(
             "misleading (caused, caused when disarmed): {caused:?}; helpful lost max {} at run {}",
-            o.helpful_lost_max, o.helpful_lost_max_at
+            o.helpful_lost_max().0,
+            o.helpful_lost_max().1
         );
     }
     let s = summarize(&outcomes);

@@ -70,7 +70,6 @@ impl PgStore {
             .collect())
     }
 
-    /// The breaker window stored under `key`, if any.
     /// Keeps `record` under `run_id`, replacing what was kept before.
     pub(crate) fn keep_run_row(&self, run_id: &str, record: &serde_json::Value) -> Result<()> {
         let client = self.client()?;
@@ -94,6 +93,7 @@ impl PgStore {
         Ok(row.map(|r| r.get::<_, serde_json::Value>(0)))
     }
 
+    /// The breaker window stored under `key`, if any.
     pub(crate) fn breaker_row(&self, key: &str) -> Result<Option<serde_json::Value>> {
         let client = self.client()?;
         let row = self

@@ -99,18 +99,19 @@ pub(crate) struct ListParams {
 }
 
 impl ListParams {
+    /// The sort and the filters, which every link of the list keeps (not the page).
+    fn view(&self) -> [(&'static str, &str); 4] {
+        [("sort", &self.sort), ("show", &self.show), ("tier", &self.tier), ("q", &self.q)]
+    }
+
     /// This list's URL with one parameter replaced; empty parameters are left out.
     fn href_with(&self, key: &str, value: &str) -> String {
-        let pick = |k: &str, v: &str| if k == key { value.to_owned() } else { v.to_owned() };
-        let pairs: Vec<(&str, String)> = [
-            ("sort", pick("sort", &self.sort)),
-            ("show", pick("show", &self.show)),
-            ("tier", pick("tier", &self.tier)),
-            ("q", pick("q", &self.q)),
-        ]
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .collect();
+        let pairs: Vec<(&str, &str)> = self
+            .view()
+            .into_iter()
+            .map(|(k, v)| if k == key { (k, value) } else { (k, v) })
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
         let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
         if query.is_empty() { "/observations".to_owned() } else { format!("/observations?{query}") }
     }
@@ -212,13 +213,7 @@ fn list_page(state: &AppState, params: ListParams) -> Result<ListPage, ApiError>
         .collect();
     let sort_name = Sort::ALL.iter().find(|(s, _, _)| *s == sort).map_or("trust", |c| c.1);
     let show_name = Show::ALL.iter().find(|(s, _, _)| *s == show).map_or("all", |c| c.1);
-    let keep = [
-        ("sort", params.sort.as_str()),
-        ("show", params.show.as_str()),
-        ("tier", params.tier.as_str()),
-        ("q", params.q.as_str()),
-    ];
-    let pager = Pager::new("/observations", page, matching, rows.len(), &keep);
+    let pager = Pager::new("/observations", page, matching, rows.len(), &params.view());
     Ok(ListPage {
         nav: "list",
         flash: None,
