@@ -214,20 +214,19 @@ impl IdentityFile {
         physical_lines(&text) <= IDENTITY_MAX_LINES && text.len() <= IDENTITY_MAX_BYTES
     }
 
-    /// Whether the file says anything: an entry (a bullet line anywhere), or text under a `## `
-    /// heading other than a placeholder comment. An identity file that is still the seed template
-    /// says nothing, and `context` leaves it out (issue 16).
+    /// Whether the file says anything: a non-blank line that is not a heading, a placeholder
+    /// comment, or a line of curator's own seed template. §1.1 injects an identity file whenever
+    /// it is non-empty; the one file curator leaves out is its own untouched seed, which says
+    /// nothing (issue 16). Prose a person wrote, with or without the template's headings, is
+    /// content.
     pub fn has_content(&self) -> bool {
-        let mut in_section = false;
+        let seed = IdentityFile::seed(&self.role);
         self.lines.iter().any(|l| {
             let t = l.trim();
-            if t.starts_with("## ") {
-                in_section = true;
-                return false;
-            }
-            t.starts_with("- ")
-                || t.starts_with("* ")
-                || (in_section && !t.is_empty() && !t.starts_with("<!--"))
+            !(t.is_empty()
+                || t.starts_with('#')
+                || t.starts_with("<!--")
+                || seed.lines.iter().any(|s| s.trim() == t))
         })
     }
 

@@ -26,6 +26,7 @@ mod ledger;
 mod lemma;
 mod memory_md;
 mod merge;
+mod merged_head;
 mod pass;
 mod raw;
 mod redo;

@@ -170,6 +170,9 @@ pub(crate) struct Merger<'a> {
     drops: BTreeMap<String, usize>,
     near_format: Vec<String>,
     near_format_count: usize,
+    /// The entry being taken was merged by an earlier committed pass (merged_head.rs): its
+    /// evidence is already counted.
+    replaying: bool,
 }
 
 /// What the merge produced.
@@ -240,6 +243,7 @@ impl<'a> Merger<'a> {
             drops: BTreeMap::new(),
             near_format: Vec::new(),
             near_format_count: 0,
+            replaying: false,
         };
         for section in Section::ALL {
             for item in doc.items(section) {
@@ -287,8 +291,11 @@ impl<'a> Merger<'a> {
         l.lines = lines;
     }
 
-    /// Takes the next entry of the snapshot; `judged` is the LLM judge's verdict on it, if any.
-    pub(crate) fn take(&mut self, entry: &RawEntry, judged: Option<Verdict>) {
+    /// Takes the next entry of the snapshot; `judged` is the LLM judge's verdict on it, if any;
+    /// `merged_before` says an earlier pass merged it already (it stayed in raw.md, §2.3), so it
+    /// lands where it landed then but adds no evidence again.
+    pub(crate) fn take(&mut self, entry: &RawEntry, judged: Option<Verdict>, merged_before: bool) {
+        self.replaying = merged_before;
         let fate = match &entry.kind {
             EntryKind::Block => {
                 let head = String::from_utf8_lossy(&entry.head);
@@ -405,7 +412,9 @@ impl<'a> Merger<'a> {
         let (id, created) = match found {
             Some(id) => {
                 let l = self.live.get_mut(&id).expect("found ids are live");
-                l.item.add_evidence(&s.fids);
+                if !self.replaying {
+                    l.item.add_evidence(&s.fids);
+                }
                 // The most specific (longest) wording names a TRICK lemma (§4.2).
                 if longest_wording && statement.len() > l.item.statement.len() {
                     l.item.statement = statement.to_string();

@@ -44,6 +44,7 @@ use crate::judge::{JudgeInput, consult, uncertain};
 use crate::ledger::Ledger;
 use crate::memory_md::{MemoryDoc, Section};
 use crate::merge::{Disposition, MergeContext, Merger};
+use crate::merged_head::{MERGED_HEAD_REL, MergedHead};
 use crate::raw::{EntryKind, EntryReader, RawEntry, iso_date, iso_seconds};
 use crate::redo::{Cut, FileWrite, Journal, LineAppend, Phase, Roots, Target, identify};
 use crate::summary;
@@ -160,6 +161,7 @@ const READ_BUFFER: usize = 256 * 1024;
 #[derive(Debug, Clone, Copy)]
 struct Tail {
     index: usize,
+    key: [u8; 32],
     offset: u64,
     len: u64,
     trick: bool,
@@ -234,6 +236,8 @@ impl Harness {
             ids.iter().map(|(r, f)| (r.clone(), f.render())).collect();
         let mut ledger = Ledger::parse(&read_or_empty(&self.ledger_path())?);
         let mission = self.mission(now)?;
+        let merged_head =
+            MergedHead::parse(&read_or_empty(&self.state_dir().join(MERGED_HEAD_REL))?);
 
         // 4. Stream raw.md through the merge.
         let cx =
@@ -246,17 +250,19 @@ impl Harness {
         let mut tail: VecDeque<Tail> = VecDeque::with_capacity(RAW_KEEP_ENTRIES + 1);
         let mut count = 0usize;
         let mut sha256 = String::new();
+        let mut head = merged_head.matcher();
         if let Some(file) = &raw_file {
             let mut reader =
                 EntryReader::new(BufReader::with_capacity(READ_BUFFER, file), snapshot_len)
                     .hashing();
             for e in reader.by_ref() {
                 let e = e.map_err(|err| Error::io(&raw_path, err))?;
-                let verdict =
-                    if judged.is_empty() { None } else { judged.get(&entry_key(&e)).cloned() };
-                merger.take(&e, verdict);
+                let key = entry_key(&e);
+                let verdict = if judged.is_empty() { None } else { judged.get(&key).cloned() };
+                merger.take(&e, verdict, head.already_merged(&key));
                 tail.push_back(Tail {
                     index: count,
+                    key,
                     offset: e.offset,
                     len: e.len,
                     trick: e.line().is_some_and(|l| l.trick),
@@ -404,6 +410,11 @@ impl Harness {
                 text,
             });
         }
+        // What raw.md will begin with after the cut, merged (merged_head.rs).
+        journal.writes.push(FileWrite {
+            target: Target::State(MERGED_HEAD_REL.into()),
+            text: MergedHead::of(kept.iter().map(|t| t.key)).render(),
+        });
         let added = ledger.added_lines();
         if !added.is_empty() {
             journal.appends.push(LineAppend {
@@ -434,6 +445,9 @@ impl Harness {
         self.finish_journal(&journal_path)?;
 
         for t in &applied.changed {
+            if *t == Target::State(MERGED_HEAD_REL.into()) {
+                continue;
+            }
             report.changed.push(target_name(t));
         }
         if cut.cut {

@@ -145,7 +145,51 @@ fn context_follows_section_1_1() {
         "{curator}"
     );
     assert!(!curator.contains("---") && !curator.contains("Harness memory"));
+    // §1.1: a non-empty file is injected, also prose with no heading or bullet.
+    for prose in [
+        "Always run the full test suite before reporting done.\n",
+        "# IDENTITY — curator\n\nTriage before anything else; the queue is the truth.\n",
+    ] {
+        std::fs::write(env.identity.join("curator.md"), prose).unwrap();
+        let curator = h.context("curator").unwrap();
+        assert!(curator.contains(prose.lines().last().unwrap()), "{prose:?}: {curator}");
+    }
     assert!(h.context("../etc").is_err());
+}
+
+/// The last 10 entries stay in raw.md (§2.3) and the next pass reads them again: they must not
+/// count as evidence twice, also past the ids an item lists (`+N more`).
+#[test]
+fn retained_entries_are_not_counted_again_by_the_next_pass() {
+    let env = Env::new();
+    env.files(&["src/cache.ts"]).git();
+    let mut text = String::new();
+    for i in 1..=10 {
+        text += &raw(i, "debugger", &format!("F-{i:03}"), "-", "root cause was a stale cache key");
+    }
+    env.write("memory/raw.md", &text);
+    let h = env.harness();
+    let lesson = |env: &Env| {
+        env.read("memory/MEMORY.md")
+            .lines()
+            .find(|l| l.contains("stale cache key"))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    h.curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    let first = lesson(&env);
+    assert!(first.ends_with("F-010 +2 more)"), "{first}");
+    for hour in 13..16 {
+        h.curate(Trigger::Manual, at(&format!("2026-04-24T{hour}:00:00Z"))).unwrap();
+        assert_eq!(lesson(&env), first, "pass at {hour}:00 counted retained entries again");
+    }
+    // A new sighting still counts, once.
+    let more = raw(40, "debugger", "F-011", "-", "root cause was a stale cache key");
+    env.write("memory/raw.md", &(env.read("memory/raw.md") + &more));
+    h.curate(Trigger::Manual, at("2026-04-24T17:00:00Z")).unwrap();
+    assert!(lesson(&env).ends_with("F-011 +3 more)"), "{}", lesson(&env));
+    h.curate(Trigger::Manual, at("2026-04-24T18:00:00Z")).unwrap();
+    assert!(lesson(&env).ends_with("F-011 +3 more)"), "{}", lesson(&env));
 }
 
 #[test]
