@@ -101,7 +101,12 @@ impl Harness {
             text.push_str(": ");
             text.push_str(n);
         }
-        issue.notes.push(Note { ts: iso_seconds(now), by: by.to_owned(), text });
+        issue.notes.push(Note {
+            ts: iso_seconds(now),
+            by: by.to_owned(),
+            text,
+            extra: Default::default(),
+        });
         let saved = issue.clone();
         write_if_changed(&self.issues_path(), file.to_json().as_bytes())?;
         Ok(IssueChange { issue: saved, from, changed: true })

@@ -89,6 +89,7 @@ pub fn auto_close(
             ts: now.to_string(),
             by: "curator".to_string(),
             text: format!("Code path verified green during {round}"),
+            extra: Default::default(),
         });
         closed += 1;
     }

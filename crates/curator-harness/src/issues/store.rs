@@ -1,8 +1,10 @@
 //! `issues.json` schema, aliases and the id allocator (harness-curator §3.2).
 //!
-//! Invariant: loading accepts every alias and unknown value the spec lists and never fails on a
-//! single odd issue; saving writes canonical values only, keeps keys it does not know (a UI may
-//! add some) and keeps the newest-first order it was given.
+//! Invariant: loading accepts every alias and unknown value the spec lists; a file holding an issue
+//! that cannot be read as one (a field of the wrong shape, such as `notes` that is not a list) is
+//! refused as a whole with an error naming the problem and left untouched. Saving writes canonical
+//! values only, keeps keys it does not know (a UI may add some) and keeps the newest-first order
+//! it was given.
 
 use std::sync::LazyLock;
 
@@ -159,6 +161,10 @@ pub struct Note {
     /// What.
     #[serde(default, deserialize_with = "lenient_string")]
     pub text: String,
+    /// Keys this version does not know, kept on rewrite (triage keeps a duplicate's own fields
+    /// under `resurfaced`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One issue of issues.json (§3.2). Field order is the order written.
@@ -248,8 +254,6 @@ pub struct IssueFile {
 struct RawFile {
     #[serde(default)]
     issues: Vec<Value>,
-    #[serde(default)]
-    next_id: Option<Value>,
 }
 
 impl IssueFile {
@@ -261,7 +265,7 @@ impl IssueFile {
         }
         let value: Value = serde_json::from_str(text)?;
         let raw = match value {
-            Value::Array(issues) => RawFile { issues, next_id: None },
+            Value::Array(issues) => RawFile { issues },
             other => serde_json::from_value(other)?,
         };
         let issues: Vec<Issue> = raw
@@ -270,11 +274,10 @@ impl IssueFile {
             .filter(|v| v.is_object())
             .map(serde_json::from_value)
             .collect::<Result<_, _>>()?;
-        let stored = raw.next_id.and_then(|v| v.as_u64()).unwrap_or(0);
         let mut file = IssueFile { issues, next_id: 1 };
-        // Allocator of §3.2, but never below a stored nextId: an id is never handed out twice
-        // even after a human deleted the newest issue.
-        file.next_id = file.computed_next_id().max(stored);
+        // §3.2's allocator, exactly: the stored nextId is not read (a stale one, too high or too
+        // low, never decides the next id).
+        file.next_id = file.computed_next_id();
         Ok(file)
     }
 

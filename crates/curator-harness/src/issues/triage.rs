@@ -9,6 +9,8 @@
 use std::collections::BTreeSet;
 
 use super::pending::PendingIssue;
+use serde_json::{Map, Value};
+
 use super::store::{Issue, IssueFile, Note, Status};
 
 /// What one triage did.
@@ -42,31 +44,35 @@ fn same_pointer(p: Option<&str>, e: Option<&str>) -> bool {
     matches!((p, e), (Some(p), Some(e)) if p == e)
 }
 
-/// Longest piece of a duplicate's evidence repeated in a note.
+/// Longest piece of a duplicate's fields kept on the note.
 const NOTE_FIELD_MAX: usize = 1000;
 
-/// The note a duplicate leaves on the issue it folds into: where it resurfaced plus whatever it
-/// brought (evidence, repro, fix, pointer, a different title), so merging never drops the new
-/// finding's evidence (issue 16).
-fn resurfaced_note(p: &PendingIssue, existing_title: &str) -> String {
-    let mut text =
-        format!("Resurfaced during {}", p.found_during.as_deref().unwrap_or("validation"));
+/// The note a duplicate leaves on the issue it folds into. Its `by` and `text` are §3.3's,
+/// exactly; what the duplicate brought (a different title, evidence, repro, fix, pointer, the
+/// role that filed it) is kept beside them under `resurfaced`, so merging never drops the new
+/// finding's evidence (issue 16) and a reader of the spec's three keys sees the spec's note.
+fn resurfaced_note(p: &PendingIssue, existing_title: &str, now: &str) -> Note {
+    let text = format!("Resurfaced during {}", p.found_during.as_deref().unwrap_or("validation"));
     let fields = [
         ("title", Some(&p.title).filter(|t| t.as_str() != existing_title)),
         ("evidence", p.evidence.as_ref()),
         ("repro", p.repro.as_ref()),
-        ("suggested fix", p.suggested_fix.as_ref()),
-        ("code pointer", p.code_pointer.as_ref()),
+        ("suggestedFix", p.suggested_fix.as_ref()),
+        ("codePointer", p.code_pointer.as_ref()),
+        ("source", p.source.as_ref()),
     ];
+    let mut brought = Map::new();
     for (name, value) in fields {
         if let Some(v) = value.filter(|v| !v.trim().is_empty()) {
-            text.push_str(&format!(
-                "; {name}: {}",
-                crate::bounds::cap_chars(v.trim(), NOTE_FIELD_MAX)
-            ));
+            let v = crate::bounds::cap_chars(v.trim(), NOTE_FIELD_MAX);
+            brought.insert(name.to_string(), Value::String(v));
         }
     }
-    text
+    let mut extra = Map::new();
+    if !brought.is_empty() {
+        extra.insert("resurfaced".to_string(), Value::Object(brought));
+    }
+    Note { ts: now.to_string(), by: "validator".to_string(), text, extra }
 }
 
 /// Merges `pending` (file order) into `file`; `now` stamps notes.
@@ -82,11 +88,7 @@ pub fn triage(file: &mut IssueFile, pending: &[PendingIssue], now: &str) -> Tria
         });
         if let Some(dup) = dup {
             dup.attempts += 1;
-            dup.notes.push(Note {
-                ts: now.to_string(),
-                by: p.source.clone().unwrap_or_else(|| "validator".to_string()),
-                text: resurfaced_note(p, &dup.title),
-            });
+            dup.notes.push(resurfaced_note(p, &dup.title, now));
             if p.severity > dup.severity {
                 dup.severity = p.severity;
             }
@@ -99,7 +101,9 @@ pub fn triage(file: &mut IssueFile, pending: &[PendingIssue], now: &str) -> Tria
                     id,
                     title: p.title.clone(),
                     severity: p.severity,
-                    source: p.source.clone().unwrap_or_else(|| "validator".to_string()),
+                    // §3.3 files every new issue as the validator's; the role that filed it,
+                    // when another, is kept beside it.
+                    source: "validator".to_string(),
                     found_at: p.found_at.clone(),
                     found_during: p.found_during.clone(),
                     status: Status::Open,
@@ -110,7 +114,14 @@ pub fn triage(file: &mut IssueFile, pending: &[PendingIssue], now: &str) -> Tria
                     linked_feature_id: None,
                     attempts: 0,
                     notes: Vec::new(),
-                    extra: Default::default(),
+                    extra: p
+                        .source
+                        .as_ref()
+                        .filter(|s| s.as_str() != "validator")
+                        .map(|s| {
+                            Map::from_iter([("filedBy".to_string(), Value::String(s.clone()))])
+                        })
+                        .unwrap_or_default(),
                 },
             );
             counts.merged += 1;

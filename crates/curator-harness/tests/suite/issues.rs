@@ -27,6 +27,9 @@ fn ids_allocate_past_odd_shapes_and_aliases_load() {
     let mut small = IssueFile::parse(r#"{"issues":[{"id":"I-STUCK","title":"x"},{"id":"I-abc1","title":"y"},{"id":"PENDING-3","title":"z"}]}"#).unwrap();
     assert_eq!(small.allocate_id(), "I-0001", "no numeric id ⇒ nextId 1");
     assert_eq!(IssueFile::parse("").unwrap().next_id, 1);
+    // A stored nextId above 1 + the largest id does not decide either (§3.2).
+    let high = IssueFile::parse(r#"{"issues":[{"id":"I-0007","title":"a"}],"nextId":50}"#).unwrap();
+    assert_eq!(high.next_id, 8);
 }
 
 #[test]
@@ -50,12 +53,14 @@ fn dedupe_by_pointer_or_title_bumps_attempts_and_severity_up_only() {
     let stuck = file.issues.iter().find(|i| i.id == "I-STUCK").unwrap();
     assert_eq!(stuck.attempts, 1);
     assert_eq!(stuck.severity, Severity::Critical, "severity never goes down");
-    // The duplicate's own wording survives in the note (issue 16: merging keeps evidence).
+    // §3.3's note, exactly; the duplicate's own wording survives beside it (issue 16: merging
+    // keeps evidence).
+    let note = stuck.notes.last().unwrap();
+    assert_eq!((note.by.as_str(), note.text.as_str()), ("validator", "Resurfaced during F-031"));
     assert_eq!(
-        stuck.notes.last().unwrap().text,
-        "Resurfaced during F-031; title: orchestrator LOOPS on the same plan item!"
+        note.extra["resurfaced"],
+        serde_json::json!({"title": "orchestrator LOOPS on the same plan item!"})
     );
-    assert_eq!(stuck.notes.last().unwrap().by, "validator");
     // New issues go to the front, newest first.
     assert_eq!(file.issues[0].id, "I-12347");
     assert_eq!(file.issues[0].title, "Discount field clears on reload");
@@ -86,9 +91,11 @@ fn jaccard_threshold_is_085_and_closed_issues_never_match() {
         "T",
     );
     assert_eq!(triage(&mut file, &new, "T").merged, 1);
+    let note = &file.issues[1].notes[0];
+    assert_eq!(note.text, "Resurfaced during validation");
     assert_eq!(
-        file.issues[1].notes[0].text,
-        "Resurfaced during validation; title: login form rejects valid email addresses with plus sign again"
+        note.extra["resurfaced"]["title"],
+        "login form rejects valid email addresses with plus sign again"
     );
 }
 

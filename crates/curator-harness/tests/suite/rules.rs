@@ -238,11 +238,19 @@ fn an_issue_records_its_source_and_a_duplicate_keeps_its_evidence() {
     let file = IssueFile::parse(&env.read("issues.json")).unwrap();
     assert_eq!(file.issues.len(), 1);
     let i = &file.issues[0];
-    assert_eq!((i.source.as_str(), i.attempts), ("worker", 1));
+    // §3.3: every new issue is the validator's; the role that filed it is kept beside.
+    assert_eq!((i.source.as_str(), i.attempts), ("validator", 1));
+    assert_eq!(i.extra["filedBy"], "worker");
     let note = &i.notes[0];
-    assert_eq!(note.by, "validator");
-    assert!(note.text.contains("evidence: curl: (7) connection refused on :8443"), "{}", note.text);
-    assert!(note.text.contains("title: Sandbox unreachable"), "{}", note.text);
+    assert_eq!((note.by.as_str(), note.text.as_str()), ("validator", "Resurfaced during F-010"));
+    assert_eq!(
+        note.extra["resurfaced"],
+        serde_json::json!({
+            "title": "Sandbox unreachable",
+            "evidence": "curl: (7) connection refused on :8443",
+            "codePointer": "apps/api/src/auth.ts:77",
+        })
+    );
 }
 
 #[test]
