@@ -165,7 +165,9 @@ impl Harness {
             abs.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
         })
     }
-    pub(crate) fn slug(&self) -> Option<String> {
+
+    /// The project's slug: the configured one, else the project directory's name (§4.4).
+    pub fn slug(&self) -> Option<String> {
         self.options.slug.clone().or_else(|| {
             let dir = self.project_dir();
             let abs = std::path::absolute(&dir).unwrap_or(dir);
@@ -211,6 +213,11 @@ impl Harness {
         self.recover()?;
         let (counts, _) = self.triage_locked(now)?;
         Ok(TriageReport { merged: counts.merged, deduped: counts.deduped })
+    }
+
+    /// The pending queue as §3.1's reader reads it (file order; missing = empty).
+    pub fn pending_issues(&self, now: Timestamp) -> Result<Vec<PendingIssue>> {
+        Ok(read_pending(&read_or_empty(&self.pending_path())?, &iso_seconds(now)))
     }
 
     /// Loads issues.json (missing = empty).

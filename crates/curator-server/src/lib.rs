@@ -56,6 +56,7 @@ fn app_with_hosts(state: AppState, listen: Option<SocketAddr>) -> Router {
     let limit = state.body_limit();
     Router::new()
         .merge(routes::api().into_router())
+        .merge(routes::reference_harness::router())
         .merge(ui::router())
         .nest_service("/mcp", mcp::http_service(&state))
         .fallback(not_found)

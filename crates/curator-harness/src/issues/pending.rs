@@ -11,8 +11,9 @@ use serde_json::Value;
 use super::store::Severity;
 use crate::error::{Error, Result};
 
-/// One record read from the pending queue.
-#[derive(Debug, Clone, PartialEq)]
+/// One record read from the pending queue (serialized with §3.1's camelCase keys).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PendingIssue {
     /// The record's `id`, or `PENDING-<n>` (display only).
     pub id: String,
@@ -21,18 +22,24 @@ pub struct PendingIssue {
     /// Clamped severity.
     pub severity: Severity,
     /// The feature being validated.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub found_during: Option<String>,
     /// `foundAt`, or the read time.
     pub found_at: String,
     /// Optional details.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
     /// Optional details.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub repro: Option<String>,
     /// Optional details.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub suggested_fix: Option<String>,
     /// `path:line`, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub code_pointer: Option<String>,
     /// The filing role (`validator`, `worker`, …), if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
 }
 

@@ -127,6 +127,11 @@ fn identities(harness: &Harness) -> Result<Vec<IdentityText>, ApiError> {
     Ok(out)
 }
 
+/// Every identity file of the configured harness, sorted by role.
+pub(crate) fn identity_files(state: &AppState) -> Result<Vec<IdentityText>, ApiError> {
+    identities(state.require_harness()?)
+}
+
 pub(crate) fn view(state: &AppState) -> Result<HarnessView, ApiError> {
     let h = state.require_harness()?;
     Ok(HarnessView {
@@ -175,10 +180,10 @@ async fn triage(State(state): State<AppState>) -> Result<Json<Value>, ApiError> 
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CurateBody {
+pub(crate) struct CurateBody {
     /// `manual` (default), `done`, `escalate` or `periodic`.
     #[serde(default)]
-    trigger: Option<String>,
+    pub(crate) trigger: Option<String>,
 }
 
 pub(crate) fn run_curate(state: &AppState, trigger: Option<&str>) -> Result<Value, ApiError> {

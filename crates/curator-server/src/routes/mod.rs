@@ -13,6 +13,7 @@ pub(crate) mod lint;
 pub(crate) mod observations;
 pub(crate) mod pending;
 pub(crate) mod query;
+pub(crate) mod reference_harness;
 pub(crate) mod runs;
 
 use axum::Router;

@@ -385,6 +385,33 @@ async fn harness_routes_say_when_none_is_configured_and_work_when_one_is() {
     let pass = post(&app, "/api/v1/harness/curate").await;
     assert_eq!(pass.status, StatusCode::OK, "{}", pass.text);
     assert!(pass.json()["line"].as_str().unwrap().starts_with("CURATED "), "{}", pass.text);
+
+    // The reference harness UI's own paths (§8.1, §8.5), for this project's slug only.
+    std::fs::write(
+        state_dir.join("pending-issues.jsonl"),
+        "{\"title\":\"Cart badge stale after undo\",\"severity\":\"high\"}\n",
+    )
+    .unwrap();
+    let list = get(&app, "/api/harness/project/issues-list").await;
+    assert_eq!(list.status, StatusCode::OK, "{}", list.text);
+    let list = list.json();
+    assert_eq!(list["nextId"], 2);
+    assert_eq!(list["issues"][0]["id"], "I-0001");
+    assert_eq!(list["pending"][0]["title"], "Cart badge stale after undo");
+    assert_eq!(list["pending"][0]["severity"], "major", "clamped as §3.1 reads it");
+    assert_eq!(list["pending"][0]["id"], "PENDING-1");
+    get(&app, "/api/harness/other/issues-list").await.error(404, "harness_unknown_project");
+    post(&app, "/api/harness/other/triage").await.error(404, "harness_unknown_project");
+    let triage = post(&app, "/api/harness/project/triage").await;
+    assert_eq!(triage.status, StatusCode::OK, "{}", triage.text);
+    assert_eq!(triage.json(), json!({"ok": true, "merged": 1, "deduped": 0}));
+    let pass = post(&app, "/api/harness/project/curate").await;
+    assert_eq!(pass.status, StatusCode::OK, "{}", pass.text);
+    assert!(pass.json()["line"].as_str().unwrap().starts_with("CURATED "), "{}", pass.text);
+    let identity = get(&app, "/api/harness/identity").await.json();
+    assert_eq!(identity["roles"][0]["role"], "worker");
+    assert_eq!(identity["roles"][0]["lessons"], 2, "non-blank lines not starting with <!--");
+    assert!(identity["roles"][0]["mtime"].is_string(), "{identity}");
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use curator_core::{Observation, ScopeName, Tier};
 use tantivy::collector::DocSetCollector;
@@ -36,9 +36,23 @@ pub(crate) struct Listed {
     pub(crate) stamp: u64,
 }
 
+/// Whether `path`, whose directory entry has type `kind`, is a symlink that resolves outside
+/// `root` (canonical) or does not resolve. Such an entry is not memory of this root: `lint`
+/// reports it and `show`, `list` and `curate` skip it, so the index skips it too — memory that
+/// could be injected but never blamed would be the worst of both.
+fn escapes_root(root: &Path, path: &Path, kind: fs::FileType) -> bool {
+    kind.is_symlink() && !fs::canonicalize(path).is_ok_and(|target| target.starts_with(root))
+}
+
+/// The canonical form of `root`, which [`escapes_root`] compares against.
+pub(crate) fn canonical_root(root: &Path) -> PathBuf {
+    fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())
+}
+
 /// §1.2: `obs_*.md` names (case-sensitive) in `dir`, sorted in UTF-16 order; a missing folder is
-/// empty. Names that are not UTF-8 cannot be observation ids and are left out.
-pub(crate) fn list_dir(dir: &Path) -> io::Result<Vec<Listed>> {
+/// empty. Names that are not UTF-8 cannot be observation ids and are left out, and so are
+/// symlinks out of `root` (canonical; [`escapes_root`]).
+pub(crate) fn list_dir(root: &Path, dir: &Path) -> io::Result<Vec<Listed>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -50,6 +64,9 @@ pub(crate) fn list_dir(dir: &Path) -> io::Result<Vec<Listed>> {
         let entry = entry?;
         let Ok(name) = entry.file_name().into_string() else { continue };
         if !(name.starts_with("obs_") && name.ends_with(".md")) {
+            continue;
+        }
+        if entry.file_type().is_ok_and(|kind| escapes_root(root, &entry.path(), kind)) {
             continue;
         }
         // A file that vanished between readdir and stat is simply not listed.
@@ -69,6 +86,7 @@ pub(crate) fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 /// The scope folders of every tier (directories only, §3.5), with names that are valid scope
 /// names; the others are counted in `stats.skipped_dirs`.
 pub(crate) fn list_scope_dirs(root: &Path, stats: &mut RefreshStats) -> io::Result<Vec<ScopeDir>> {
+    let canonical = canonical_root(root);
     let mut out = Vec::new();
     for tier in Tier::ALL {
         let entries = match fs::read_dir(root.join(tier.dir_name())) {
@@ -79,7 +97,9 @@ pub(crate) fn list_scope_dirs(root: &Path, stats: &mut RefreshStats) -> io::Resu
         let mut names = Vec::new();
         for entry in entries {
             let entry = entry?;
-            if !fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+            if !fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
+                || entry.file_type().is_ok_and(|kind| escapes_root(&canonical, &entry.path(), kind))
+            {
                 continue;
             }
             match entry.file_name().into_string().ok().and_then(|n| ScopeName::new(n).ok()) {
@@ -251,6 +271,8 @@ pub(crate) struct Refresh<'a> {
     index: &'a Index,
     fields: Fields,
     root: &'a Path,
+    /// `root`, canonical, for [`escapes_root`].
+    canonical: PathBuf,
     writer: Option<IndexWriter>,
     pub(crate) stats: RefreshStats,
 }
@@ -263,7 +285,8 @@ impl std::fmt::Debug for Refresh<'_> {
 
 impl<'a> Refresh<'a> {
     pub(crate) fn new(index: &'a Index, fields: Fields, root: &'a Path) -> Self {
-        Refresh { index, fields, root, writer: None, stats: RefreshStats::default() }
+        let canonical = canonical_root(root);
+        Refresh { index, fields, root, canonical, writer: None, stats: RefreshStats::default() }
     }
 
     fn writer(&mut self) -> Result<&mut IndexWriter, IndexError> {
@@ -280,9 +303,18 @@ impl<'a> Refresh<'a> {
         dir: &ScopeDir,
     ) -> Result<(), IndexError> {
         let dir_key = dir.key();
-        let folder = self.root.join(dir.tier.dir_name()).join(dir.scope.as_str());
-        let listed =
-            list_dir(&folder).map_err(|source| IndexError::Io { path: folder.clone(), source })?;
+        let tier_dir = self.root.join(dir.tier.dir_name());
+        let folder = tier_dir.join(dir.scope.as_str());
+        // A tier or scope folder linked out of the root holds no memory of this root.
+        let linked_out = [&tier_dir, &folder].into_iter().any(|p| {
+            fs::symlink_metadata(p).is_ok_and(|m| escapes_root(&self.canonical, p, m.file_type()))
+        });
+        let listed = if linked_out {
+            Vec::new()
+        } else {
+            list_dir(&self.canonical, &folder)
+                .map_err(|source| IndexError::Io { path: folder.clone(), source })?
+        };
         let mut indexed = indexed_in_dir(searcher, &self.fields, &dir_key)?;
         for file in listed {
             let path = format!("{dir_key}/{}", file.name);

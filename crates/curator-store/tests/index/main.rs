@@ -9,6 +9,7 @@ mod phrase;
 mod phrase_in_terms;
 mod refresh;
 mod suite;
+mod symlinks;
 mod terms;
 mod util;
 mod watch;
