@@ -407,8 +407,17 @@ impl<'a> Merger<'a> {
         longest_wording: bool,
     ) -> (u32, bool) {
         let lemma = Lemma::new(statement);
-        let found =
-            self.index.find(&lemma, |id| self.live.get(&id).is_some_and(|l| l.section == section));
+        let found = if lemma.tokens.is_empty() {
+            // No content word (`...`, `the`): no lemma is the same as it (§4.3), but the very
+            // same statement is the same item, or every pass would add it again.
+            self.order[section as usize].iter().copied().find(|id| {
+                self.live
+                    .get(id)
+                    .is_some_and(|l| l.section == section && l.item.statement == statement)
+            })
+        } else {
+            self.index.find(&lemma, |id| self.live.get(&id).is_some_and(|l| l.section == section))
+        };
         let (id, created) = match found {
             Some(id) => {
                 let l = self.live.get_mut(&id).expect("found ids are live");

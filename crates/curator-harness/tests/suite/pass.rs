@@ -207,3 +207,28 @@ fn status_reports_sizes_against_bounds() {
     assert!(s.layers.iter().any(|l| l.name == "identity/worker.md"));
     assert!(s.render().contains("issues: 0 open"));
 }
+
+/// An entry with no content word (`...`, `the`) is one item, however many passes read it.
+#[test]
+fn entries_without_content_words_are_not_added_again_by_each_pass() {
+    let env = Env::new();
+    let mut text = String::new();
+    for (i, junk) in ["...", "the", "!!"].into_iter().enumerate() {
+        text += &raw(i as u32, "worker", "F-002", "-", junk);
+    }
+    text += &raw(9, "worker", "F-002", "-", "avoid the flaky login helper because it races");
+    env.write("memory/raw.md", &text);
+    let h = env.harness();
+    h.curate(Trigger::Manual, at("2026-04-24T12:00:00Z")).unwrap();
+    let first = env.read("memory/MEMORY.md");
+    for hour in 13..16 {
+        h.curate(Trigger::Manual, at(&format!("2026-04-24T{hour}:00:00Z"))).unwrap();
+        assert_eq!(env.read("memory/MEMORY.md"), first, "pass at {hour}:00");
+    }
+    // The same text in a later entry, after raw.md was cut, is still the same item.
+    let again = raw(30, "worker", "F-003", "-", "...");
+    env.write("memory/raw.md", &(env.read("memory/raw.md") + &again));
+    h.curate(Trigger::Manual, at("2026-04-24T17:00:00Z")).unwrap();
+    let items = env.read("memory/MEMORY.md").lines().filter(|l| l.contains("] ...")).count();
+    assert_eq!(items, 1, "{}", env.read("memory/MEMORY.md"));
+}
