@@ -39,11 +39,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use curator_core::{Observation, ScopeName, SnapshotEntry, Tier};
-use tantivy::collector::DocSetCollector;
+use tantivy::collector::{Count, DocSetCollector};
 use tantivy::directory::error::LockError;
-use tantivy::query::AllQuery;
-use tantivy::schema::Value;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError};
+use tantivy::query::{AllQuery, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
 pub use baseline::{BaselineDoc, bm25_baseline};
 use schema::Fields;
@@ -406,18 +406,42 @@ impl MemoryIndex {
         }
         let searcher = self.reader.searcher();
         self.folders.retain(&searcher);
-        match req.mode {
+        let mut hits = match req.mode {
             QueryMode::Phrase => {
                 let phrase = curator_core::fts::token_texts(&sanitized);
                 if phrase.is_empty() {
                     return Ok(Vec::new());
                 }
-                collect::phrase(&searcher, &self.folders, &self.fields, req, &phrase)
+                collect::phrase(&searcher, &self.folders, &self.fields, req, &phrase)?
             }
             QueryMode::Terms => {
-                terms::terms(&searcher, &self.folders, &self.fields, req, &sanitized)
+                terms::terms(&searcher, &self.folders, &self.fields, req, &sanitized)?
             }
+        };
+        self.drop_duplicate_ids(&searcher, &mut hits)?;
+        Ok(hits)
+    }
+
+    /// An id served from two files is served from neither (README, "nothing is dropped
+    /// silently"): the store refuses to change either copy, so injecting one would be memory that
+    /// can never be blamed, and agent-qa's double injection is worse. Every indexed folder counts,
+    /// so a copy in another product is seen once that folder was indexed; copies within the
+    /// query's own folders, which a query always refreshes, are always seen.
+    fn drop_duplicate_ids(
+        &self,
+        searcher: &tantivy::Searcher,
+        hits: &mut Vec<Hit>,
+    ) -> Result<(), IndexError> {
+        let mut keep = Vec::with_capacity(hits.len());
+        for hit in hits.iter() {
+            let term = Term::from_field_text(self.fields.id, &hit.id);
+            let copies =
+                searcher.search(&TermQuery::new(term, IndexRecordOption::Basic), &Count)?;
+            keep.push(copies <= 1);
         }
+        let mut flags = keep.into_iter();
+        hits.retain(|_| flags.next().unwrap_or(true));
+        Ok(())
     }
 
     /// Every listed file that is not served, and why, in path order.

@@ -5,6 +5,7 @@
 //! place, deleted; problem files; a corrupt index. `terms`: curator's default mode.
 //! `phrase_in_terms`: what phrase mode injects, terms mode injects too (issue 14).
 
+mod duplicates;
 mod phrase;
 mod phrase_in_terms;
 mod refresh;
