@@ -47,7 +47,8 @@ pub(crate) enum HarnessCommand {
     Append(AppendArgs),
     /// File a pending issue (one JSON line in pending-issues.jsonl) for the next triage.
     Issue(IssueArgs),
-    /// Merge pending issues into issues.json (dedupe, attempts, ids); prints {ok, merged, deduped}.
+    /// Merge pending issues into issues.json (dedupe, attempts, ids); prints `ISSUES +N new, M
+    /// deduped`, or {ok, merged, deduped} with --json.
     Triage,
     /// Run a full curator pass and print its one `CURATED …` line (exit 4: partial).
     Curate(CurateArgs),
