@@ -110,7 +110,11 @@ fn locate(
                 _ => Err(format!("Observation file not found for {action}: {raw_id}")),
             };
         }
-        Err(e) => return Err(format!("Failed to parse observation for {action}: {raw_id}: {e}")),
+        Err(e) => {
+            // agent-qa's wording exactly (§5.4); the cause goes to the diagnostics.
+            tracing::warn!(id = %raw_id, error = %e, "observation to {action} does not parse");
+            return Err(format!("Failed to parse observation for {action}: {raw_id}"));
+        }
     };
     if !ctx.owns(stored.tier, &stored.scope) && !ctx.injected(raw_id) {
         // Known before the lock but moved out of this run's scopes since: not ours to change.

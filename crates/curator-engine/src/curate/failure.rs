@@ -3,8 +3,9 @@
 //! A failed or cancelled run without an ablation result blames only what was injected into the
 //! *first* failed step: that step is where memory could have misled the agent, and earlier steps
 //! passed with their memory. No observation is added, no LLM is called, no suite cleanup runs.
-//! Ids come from the injection record, so there is no known-id check; an id injected twice into
-//! the step is contradicted once.
+//! Ids come from the injection record, so there is no known-id check; an id listed twice in the
+//! step is contradicted twice, as agent-qa does (it lists an id twice when it injected it from two
+//! folders; curator never does, but a record written by agent-qa may).
 
 use curator_core::ObservationId;
 use curator_core::trust::TrustDeltas;
@@ -14,17 +15,12 @@ use super::apply::contradict;
 use super::memory_log::MemoryLog;
 use super::run_record::RunRecord;
 
-/// The ids §5.5 contradicts: the first failed step's injections, each once, in order.
+/// The ids §5.5 contradicts: the first failed step's injections, in order ("for each id").
 pub(crate) fn first_failed_step_ids(record: &RunRecord) -> Vec<String> {
     let Some(step) = record.steps.iter().find(|s| s.is_failed()) else {
         return Vec::new();
     };
-    dedup(step.injected_ids())
-}
-
-pub(crate) fn dedup(ids: &[String]) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
-    ids.iter().filter(|id| seen.insert(id.as_str())).cloned().collect()
+    step.injected_ids().to_vec()
 }
 
 /// Contradicts each id once with `reasoning(id)`; per-id failures become log errors with
@@ -50,7 +46,9 @@ pub(crate) fn contradict_ids(
                 continue;
             }
             Err(e) => {
-                log.errors.push(format!("Failed to parse observation for deprecation: {raw}: {e}"));
+                // agent-qa's wording exactly (§5.5); the cause goes to the diagnostics.
+                tracing::warn!(id = %raw, error = %e, "observation to deprecate does not parse");
+                log.errors.push(format!("Failed to parse observation for deprecation: {raw}"));
                 continue;
             }
         };
