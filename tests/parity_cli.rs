@@ -193,3 +193,63 @@ fn add_keeps_the_body_bytes() {
         assert!(file.ends_with(&format!("---\n{body}\n")), "{file:?}");
     }
 }
+
+fn failed_run(run_id: &str) -> String {
+    json!({"run_id": run_id, "product": "acme", "test": {"id": TEST, "name": "Login"},
+           "status": "failed", "steps": [{"name": "Log in", "status": "failed", "injected": [ID_A]}]})
+    .to_string()
+}
+
+fn memory_with_one_observation(name: &str) -> Dir {
+    let dir = Dir::new(name);
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "Login button needs a valid form", "0.9", "Fill it first."),
+    );
+    dir
+}
+
+/// `services.memory.enabled: false` is agent-qa without a memory provider (§2): nothing is
+/// injected and nothing curated.
+#[test]
+fn memory_disabled_in_the_config_injects_and_curates_nothing() {
+    let dir = memory_with_one_observation("parity-disabled");
+    let step = ["--json", "query", "--product", "acme", "--test", TEST, "Login button"];
+    assert_eq!(ids(&json_of(&dir.curator(&step).stdout())), [ID_A], "enabled by default");
+    let config = dir.path().join("agent-qa.config.yaml");
+    std::fs::write(config, "services:\n  memory:\n    enabled: false\n").unwrap();
+    let (out, err) = dir.curator(&step).expect_code(0);
+    assert!(ids(&json_of(&out)).is_empty(), "{out}");
+    assert!(err.contains("services.memory.enabled is false"), "{err}");
+    let (_, err) = dir.curator(&["curate", "-"]).stdin(failed_run("r_off")).expect_code(0);
+    assert!(err.contains("nothing curated"), "{err}");
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
+}
+
+/// A lock held past `curatorLockTimeout`: agent-qa's runCurator answers with a MemoryLog whose
+/// error is "Curator error: Lock acquisition timed out" (§6); curator prints that log, applies
+/// nothing and exits 75 so a harness retries, and the retry applies the run once.
+#[test]
+fn a_lock_timeout_is_agent_qas_memory_log_error_and_a_retry_applies_the_run() {
+    let dir = memory_with_one_observation("parity-lock-timeout");
+    let config = dir.path().join("agent-qa.config.yaml");
+    std::fs::write(config, "services:\n  memory:\n    curatorLockTimeout: 1000\n").unwrap();
+    let mut holder = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let lock =
+        dir.write(".curator.lock", format!("{{\"pid\":{},\"timestamp\":\"{now}\"}}", holder.id()));
+    let (out, err) =
+        dir.curator(&["--json", "curate", "-"]).stdin(failed_run("r_lock")).expect_code(75);
+    let log = json_of(&out);
+    assert_eq!(log["errors"], json!(["Curator error: Lock acquisition timed out"]), "{out}");
+    assert_eq!((log["deprecated"].as_u64(), log["run_id"].as_str()), (Some(0), Some("r_lock")));
+    assert!(err.contains("was not applied"), "{err}");
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
+
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    std::fs::remove_file(lock).unwrap();
+    let out = dir.curator(&["--json", "curate", "-"]).stdin(failed_run("r_lock")).stdout();
+    assert_eq!(json_of(&out)["deprecated"], 1);
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.8"));
+}

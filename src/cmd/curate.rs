@@ -12,7 +12,8 @@ use anyhow::{Context as _, Result, bail};
 use curator_core::trust::TrustDeltas;
 use curator_engine::breaker::{Breaker, RunOutcome};
 use curator_engine::curate::{
-    AblationStatus, Decisions, MemoryLog, RunRecord, RunStatus, UnknownKeys, curate,
+    AblationStatus, CurateError, Decisions, MemoryLog, RunRecord, RunStatus, UnknownKeys, curate,
+    lock_timeout_log,
 };
 use curator_engine::providers::{
     DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
@@ -26,17 +27,25 @@ use crate::output;
 /// Largest run record or decisions document read.
 const MAX_INPUT_BYTES: u64 = 16 << 20;
 
+/// Exit code of a `curate` that could not take the curator lock in time (`EX_TEMPFAIL`): nothing
+/// was applied, and trying again later is the remedy.
+pub(crate) const LOCK_TIMEOUT_EXIT: u8 = 75;
+
 pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     let run_record = args.run_record();
     if is_stdin(run_record) && args.decisions.as_deref().is_some_and(is_stdin) {
         bail!("the run record and --decisions cannot both read stdin");
     }
-    if !ctx.config.memory.curator_enabled {
-        // agent-qa skips the curator entirely when `curatorEnabled: false` (§5.1).
-        eprintln!(
-            "curator: services.memory.curatorEnabled is false in the config; nothing curated"
-        );
-        return Ok(ExitCode::SUCCESS);
+    // agent-qa skips the curator entirely when `curatorEnabled: false` (§5.1), and has no memory
+    // provider at all when `enabled: false` (§2).
+    for (on, key) in [
+        (ctx.config.memory.enabled, "enabled"),
+        (ctx.config.memory.curator_enabled, "curatorEnabled"),
+    ] {
+        if !on {
+            eprintln!("curator: services.memory.{key} is false in the config; nothing curated");
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let unknown = unknown_keys(ctx);
     let text = read_input(run_record)?;
@@ -57,7 +66,23 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         None if args.llm => Box::new(LlmProvider::new(llm_config(ctx))?),
         None => Box::new(RulesProvider::default()),
     };
-    let log = curate(store, &record, provider.as_ref(), &ctx.curate_options())?;
+    let options = ctx.curate_options();
+    let log = match curate(store, &record, provider.as_ref(), &options) {
+        Ok(log) => log,
+        Err(CurateError::Store(e @ curator_store::Error::LockTimeout { .. })) => {
+            // agent-qa answers with a MemoryLog holding the error (§5.4, §6). Nothing was
+            // applied, so the exit code asks for a retry, which applies the run once.
+            let log = lock_timeout_log(&record, &options);
+            if ctx.json {
+                output::print_json(&log)?;
+            } else {
+                output::print_text(&log.summary())?;
+            }
+            eprintln!("curator: {e}; run {} was not applied, curate it again", log.run_id);
+            return Ok(ExitCode::from(LOCK_TIMEOUT_EXIT));
+        }
+        Err(e) => return Err(e.into()),
+    };
     // A retried run was counted the first time: the breaker window must not count it twice.
     if let Some(key) = args.breaker.as_ref().filter(|_| !log.already_applied) {
         record_breaker(ctx, store, key, &record)?;

@@ -39,6 +39,12 @@ struct QueryJson<'a> {
 
 pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
     let opts = options(ctx, args)?;
+    if !ctx.config.memory.enabled {
+        // agent-qa has no memory provider at all with `enabled: false` (§2): nothing injected.
+        eprintln!("curator: services.memory.enabled is false in the config; nothing injected");
+        let outcome = QueryOutcome { warnings: opts.warnings.clone(), ..QueryOutcome::default() };
+        return print(ctx, &opts, &outcome, None);
+    }
     // A skipped suite name has no breaker of its own.
     let breaker_key =
         args.breaker.clone().or_else(|| opts.suite.as_ref().map(|s| s.id.to_string()));

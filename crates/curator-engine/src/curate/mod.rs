@@ -108,6 +108,29 @@ pub enum CurateError {
     Store(#[from] curator_store::Error),
 }
 
+/// Which path §5 takes for `record`.
+fn curate_case(record: &RunRecord, options: &CurateOptions) -> CurateCase {
+    match (record.status, record.ablation.filter(|_| options.ablation_enabled)) {
+        (RunStatus::Passed, _) => CurateCase::Passed,
+        (_, Some(AblationStatus::Passed)) => CurateCase::AblationPassed,
+        (_, Some(AblationStatus::Failed)) => CurateCase::AblationFailed,
+        (_, None) => CurateCase::Failed,
+    }
+}
+
+/// agent-qa's error when the curator lock could not be taken in time (§6).
+pub const LOCK_TIMEOUT_ERROR: &str = "Curator error: Lock acquisition timed out";
+
+/// The log agent-qa returns when [`curate`] could not take the lock in time: runCurator never
+/// throws (§5.4), so the error is in the log and nothing changed. The run was not applied; a
+/// later `curate` of the same run applies it once.
+pub fn lock_timeout_log(record: &RunRecord, options: &CurateOptions) -> MemoryLog {
+    let run_id = record.run_id.clone().unwrap_or_else(|| record.content_run_id());
+    let mut log = MemoryLog::new(run_id, curate_case(record, options));
+    log.errors.push(LOCK_TIMEOUT_ERROR.to_owned());
+    log
+}
+
 /// Runs the curator for `record` (injected ids already filled in) against `store`.
 ///
 /// `provider` is asked only for a passed run that was not applied yet. The returned log carries
@@ -124,12 +147,7 @@ pub fn curate(
     let now = iso_millis(options.now.unwrap_or_else(jiff::Timestamp::now));
     let deltas = options.deltas;
     let ablation = record.ablation.filter(|_| options.ablation_enabled);
-    let case = match (record.status, ablation) {
-        (RunStatus::Passed, _) => CurateCase::Passed,
-        (_, Some(AblationStatus::Passed)) => CurateCase::AblationPassed,
-        (_, Some(AblationStatus::Failed)) => CurateCase::AblationFailed,
-        (_, None) => CurateCase::Failed,
-    };
+    let case = curate_case(record, options);
     let auto_review = options.review == ReviewMode::Auto;
     let run = evidence::run_evidence(record, &run_id, &now, ablation);
     let mut log = MemoryLog::new(run_id.clone(), case);
