@@ -52,28 +52,31 @@ pub(crate) fn issues_list_of(state: &AppState) -> Result<Value, ApiError> {
     Ok(json!({ "issues": file.issues, "nextId": file.next_id, "pending": pending }))
 }
 
+/// Runs `work` for the served project only.
+async fn for_project<F>(state: &AppState, slug: String, work: F) -> Result<Json<Value>, ApiError>
+where
+    F: FnOnce(&AppState) -> Result<Value, ApiError> + Send + 'static,
+{
+    blocking(state, move |s| {
+        require_project(&s, &slug)?;
+        work(&s)
+    })
+    .await
+    .map(Json)
+}
+
 async fn issues_list(
     State(state): State<AppState>,
     Path(slug): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    blocking(&state, move |s| {
-        require_project(&s, &slug)?;
-        issues_list_of(&s)
-    })
-    .await
-    .map(Json)
+    for_project(&state, slug, issues_list_of).await
 }
 
 async fn triage(
     State(state): State<AppState>,
     Path(slug): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    blocking(&state, move |s| {
-        require_project(&s, &slug)?;
-        run_triage(&s)
-    })
-    .await
-    .map(Json)
+    for_project(&state, slug, run_triage).await
 }
 
 async fn curate(
@@ -81,12 +84,7 @@ async fn curate(
     Path(slug): Path<String>,
     MaybeJson(body): MaybeJson<CurateBody>,
 ) -> Result<Json<Value>, ApiError> {
-    blocking(&state, move |s| {
-        require_project(&s, &slug)?;
-        run_curate(&s, body.trigger.as_deref())
-    })
-    .await
-    .map(Json)
+    for_project(&state, slug, move |s| run_curate(s, body.trigger.as_deref())).await
 }
 
 /// Every identity file with the panel's figures (§8.5): `lessons` = non-blank lines not starting
