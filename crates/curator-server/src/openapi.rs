@@ -76,6 +76,13 @@ const LOCKED: (&str, &str) = ("503", "the memory root's lock is held by another 
 const REFUSED: (&str, &str) = ("422", "the security scanner or the codec refused the text");
 const NO_HARNESS: (&str, &str) = ("404", "no harness state directory is configured");
 
+/// `Idempotency-Key`: a retried write with the same key is applied once.
+fn key_param() -> Value {
+    json!({ "name": "Idempotency-Key", "in": "header", "required": false,
+            "description": "1-120 of A-Z a-z 0-9 . _ -: the change is journaled under run id req-<key>, and a retry with the same key answers the change already made (already_applied: true) instead of applying it again; 409 idempotency_key_reused when the key named another change",
+            "schema": { "type": "string" } })
+}
+
 fn id_param() -> Value {
     path_param("id", "observation id (obs_…)")
 }
@@ -101,7 +108,7 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
         }.build()),
         ("/observations", "post", Op {
             summary: "Create an observation (scanned, validated, journaled)",
-            params: vec![], body: Some(json_body(schema_ref("NewObservation"), true)),
+            params: vec![key_param()], body: Some(json_body(schema_ref("NewObservation"), true)),
             status: "201", result: schema_ref("Change"),
             errors: &[BAD, TOO_LARGE, ("415", "body is not application/json"), REFUSED, LOCKED],
         }.build()),
@@ -111,23 +118,24 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             errors: &[BAD, MISSING],
         }.build()),
         ("/observations/{id}", "patch", Op {
-            summary: "Edit title, content and/or trust", params: vec![id_param()],
+            summary: "Edit title, content and/or trust", params: vec![id_param(), key_param()],
             body: Some(json_body(schema_ref("Edit"), true)), status: "200",
             result: schema_ref("Change"), errors: &[BAD, MISSING, TOO_LARGE, REFUSED, LOCKED],
         }.build()),
         ("/observations/{id}", "delete", Op {
-            summary: "Delete an observation", params: vec![id_param()],
+            summary: "Delete an observation", params: vec![id_param(), key_param()],
             body: Some(json_body(schema_ref("Reason"), false)), status: "200",
             result: schema_ref("Change"), errors: &[BAD, MISSING, LOCKED],
         }.build()),
         ("/observations/{id}/confirm", "post", Op {
-            summary: "Confirm: trust + confirm delta, confirmed_count + 1", params: vec![id_param()],
+            summary: "Confirm: trust + confirm delta, confirmed_count + 1",
+            params: vec![id_param(), key_param()],
             body: Some(json_body(schema_ref("Reason"), false)), status: "200",
             result: schema_ref("Change"), errors: &[BAD, MISSING, LOCKED],
         }.build()),
         ("/observations/{id}/deprecate", "post", Op {
             summary: "Deprecate: trust - contradict delta, contradicted_count + 1; deleted at 0",
-            params: vec![id_param()], body: Some(json_body(schema_ref("Reason"), false)),
+            params: vec![id_param(), key_param()], body: Some(json_body(schema_ref("Reason"), false)),
             status: "200", result: schema_ref("Change"), errors: &[BAD, MISSING, LOCKED],
         }.build()),
         ("/observations/{id}/history", "get", Op {
@@ -328,7 +336,8 @@ fn schemas() -> Value {
         "Reason": { "type": "object", "additionalProperties": false, "properties": { "reasoning": s } },
         "Change": { "type": "object", "properties": {
             "run_id": s, "action": s, "id": s, "tier": s, "scope": s,
-            "observation": { "oneOf": [schema_ref("Observation"), { "type": "null" }] } } },
+            "observation": { "oneOf": [schema_ref("Observation"), { "type": "null" }] },
+            "already_applied": { "type": "boolean" } } },
         "QueryRequest": { "type": "object", "additionalProperties": false,
             "required": ["product", "test", "step_text"],
             "properties": { "product": s, "test": s, "step_text": s, "suite": s,

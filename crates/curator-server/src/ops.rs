@@ -14,9 +14,11 @@
 //! deprecate lowers it by the contradict delta and bumps `contradicted_count`, deleting the file
 //! when trust would reach 0 (§5.4).
 
+use axum::http::{HeaderMap, StatusCode};
 use curator_core::trust::{self, Contradiction};
 use curator_core::{Observation, ObservationId, ScopeName, SnapshotEntry, SuitePlacement, Tier};
-use curator_store::{Action, StoredObservation};
+use curator_engine::runs::RunApplications;
+use curator_store::{Action, StoredObservation, Transaction};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -56,6 +58,90 @@ pub(crate) struct Edit {
     pub(crate) reasoning: Option<String>,
 }
 
+/// The run id one change is journaled under. A client that may retry names its request with an
+/// `Idempotency-Key` header: the change is then journaled under `req-<key>`, and a request whose
+/// key already has a standing change is answered with that change instead of being applied
+/// again (a confirm retried after a timeout raises trust once). Without a key each request is a
+/// new change under a fresh run id, as a click in the UI is.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Once(Option<String>);
+
+/// Prefix of the run ids idempotency keys name.
+const KEYED_RUN_PREFIX: &str = "req-";
+
+impl Once {
+    /// Reads `Idempotency-Key`; 400 when it is not 1–120 characters of `A-Z a-z 0-9 . _ -`.
+    pub(crate) fn from_headers(headers: &HeaderMap) -> Result<Once, ApiError> {
+        let Some(value) = headers.get("idempotency-key") else { return Ok(Once(None)) };
+        let key = value.to_str().ok().filter(|k| {
+            (1..=120).contains(&k.len())
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        });
+        match key {
+            Some(k) => Ok(Once(Some(k.to_owned()))),
+            None => Err(ApiError::bad_request(
+                "Idempotency-Key must be 1-120 characters of A-Z a-z 0-9 . _ -",
+            )),
+        }
+    }
+
+    fn run_id(&self) -> String {
+        match &self.0 {
+            Some(key) => format!("{KEYED_RUN_PREFIX}{key}"),
+            None => curator_core::generate_run_id(),
+        }
+    }
+
+    /// The change a keyed request already made, if one stands; 409 when the key named another
+    /// request (another observation or another kind of change).
+    fn earlier(
+        &self,
+        tx: &mut dyn Transaction,
+        run_id: &str,
+        fits: &dyn Fn(&curator_store::JournalEntry) -> bool,
+    ) -> Result<Option<Changed>, ApiError> {
+        if self.0.is_none() {
+            return Ok(None);
+        }
+        let run = RunApplications::load(&mut |f| tx.journal(f), run_id)?;
+        let Some(entry) = run.standing().and_then(|app| app.entries.first()) else {
+            return Ok(None);
+        };
+        if !fits(entry) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "idempotency_key_reused",
+                format!(
+                    "Idempotency-Key was used for another change ({:?} of {})",
+                    entry.action, entry.id
+                ),
+            ));
+        }
+        let id = parse_id(&entry.id)?;
+        let after = tx.get(&id)?;
+        let (tier, scope) = match &after {
+            Some(s) => (s.tier, s.scope.clone()),
+            None => (
+                entry
+                    .tier
+                    .parse()
+                    .map_err(|_| ApiError::internal("journal entry with a bad tier"))?,
+                ScopeName::new(entry.scope.clone())
+                    .map_err(|_| ApiError::internal("journal entry with a bad scope"))?,
+            ),
+        };
+        Ok(Some(Changed {
+            run_id: run_id.to_owned(),
+            action: entry.action,
+            tier,
+            scope,
+            id,
+            after,
+            replayed: true,
+        }))
+    }
+}
+
 /// What a change did: the run id it was journaled under and the observation after it
 /// (`None` when it was deleted).
 #[derive(Debug, Clone)]
@@ -66,6 +152,8 @@ pub(crate) struct Changed {
     pub(crate) scope: ScopeName,
     pub(crate) id: ObservationId,
     pub(crate) after: Option<StoredObservation>,
+    /// The request's idempotency key had already made this change; nothing was applied now.
+    pub(crate) replayed: bool,
 }
 
 fn check_trust(trust: f64) -> Result<f64, ApiError> {
@@ -125,13 +213,24 @@ pub(crate) fn check_new(new: &NewObservation) -> Result<CheckedNew, ApiError> {
 }
 
 /// Writes a new observation; the id is generated under the lock.
-pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, ApiError> {
+pub(crate) fn create(
+    state: &AppState,
+    new: NewObservation,
+    once: &Once,
+) -> Result<Changed, ApiError> {
     let CheckedNew { tier, scope, title, content, trust, suite } = check_new(&new)?;
     let reasoning = new.reasoning.unwrap_or_else(|| "added over the HTTP API".to_owned());
     let now = curator_core::time::now_iso();
-    let run_id = curator_core::generate_run_id();
-    let mut written = None;
+    let run_id = once.run_id();
+    let mut outcome: Option<Result<Changed, ApiError>> = None;
     state.store().transact(Some(&run_id), &mut |tx| {
+        match once.earlier(tx, &run_id, &|e| e.action == Action::Add) {
+            Ok(None) => {}
+            done => {
+                outcome = Some(done.map(|c| c.expect("Ok(None) is handled above")));
+                return Ok(());
+            }
+        }
         // A fresh id neither memory nor the review queue holds, checked under the lock.
         let id = curator_engine::review::fresh_id(tx)?;
         let observation = Observation {
@@ -148,18 +247,19 @@ pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, A
             extra: Default::default(),
         };
         tx.put(tier, &scope, &observation, Action::Add, &reasoning)?;
-        written = Some(StoredObservation { tier, scope: scope.clone(), observation });
+        let after = StoredObservation { tier, scope: scope.clone(), observation };
+        outcome = Some(Ok(Changed {
+            run_id: run_id.clone(),
+            action: Action::Add,
+            tier,
+            scope: scope.clone(),
+            id,
+            after: Some(after),
+            replayed: false,
+        }));
         Ok(())
     })?;
-    let after = written.ok_or_else(|| ApiError::internal("the store wrote no observation"))?;
-    Ok(Changed {
-        run_id,
-        action: Action::Add,
-        tier,
-        scope,
-        id: after.observation.id.clone(),
-        after: Some(after),
-    })
+    outcome.unwrap_or_else(|| Err(ApiError::internal("the store wrote no observation")))
 }
 
 /// The one-observation change every mutation below shares: read fresh under the lock, decide,
@@ -167,11 +267,19 @@ pub(crate) fn create(state: &AppState, new: NewObservation) -> Result<Changed, A
 fn change(
     state: &AppState,
     id: &ObservationId,
+    once: &Once,
     decide: &dyn Fn(&Observation) -> Result<Decided, ApiError>,
 ) -> Result<Changed, ApiError> {
-    let run_id = curator_core::generate_run_id();
+    let run_id = once.run_id();
     let mut outcome: Option<Result<Changed, ApiError>> = None;
     state.store().transact(Some(&run_id), &mut |tx| {
+        match once.earlier(tx, &run_id, &|e| e.id == id.as_str()) {
+            Ok(None) => {}
+            done => {
+                outcome = Some(done.map(|c| c.expect("Ok(None) is handled above")));
+                return Ok(());
+            }
+        }
         let Some(stored) = tx.get(id)? else {
             return Err(curator_store::Error::NotFound { id: id.to_string() });
         };
@@ -195,6 +303,7 @@ fn change(
             scope,
             id: id.clone(),
             after,
+            replayed: false,
         }));
         Ok(())
     })?;
@@ -207,7 +316,12 @@ enum Decided {
 }
 
 /// Edits title, content and/or trust.
-pub(crate) fn edit(state: &AppState, id: &ObservationId, edit: Edit) -> Result<Changed, ApiError> {
+pub(crate) fn edit(
+    state: &AppState,
+    id: &ObservationId,
+    edit: Edit,
+    once: &Once,
+) -> Result<Changed, ApiError> {
     if edit.title.is_none() && edit.content.is_none() && edit.trust.is_none() {
         return Err(ApiError::bad_request("an edit needs at least one of title, content, trust"));
     }
@@ -215,7 +329,7 @@ pub(crate) fn edit(state: &AppState, id: &ObservationId, edit: Edit) -> Result<C
     let content = edit.content.as_deref().map(|c| check_text("content", c)).transpose()?;
     let trust = edit.trust.map(check_trust).transpose()?;
     let reasoning = edit.reasoning.unwrap_or_else(|| "edited by a person".to_owned());
-    let mut changed = change(state, id, &|before| {
+    let mut changed = change(state, id, once, &|before| {
         let mut after = before.clone();
         if let Some(t) = &title {
             after.title.clone_from(t);
@@ -228,7 +342,9 @@ pub(crate) fn edit(state: &AppState, id: &ObservationId, edit: Edit) -> Result<C
         }
         Ok(Decided::Write(Box::new(after), Action::Edit, reasoning.clone()))
     })?;
-    changed.action = Action::Edit;
+    if !changed.replayed {
+        changed.action = Action::Edit;
+    }
     Ok(changed)
 }
 
@@ -237,18 +353,21 @@ pub(crate) fn confirm(
     state: &AppState,
     id: &ObservationId,
     reasoning: Option<String>,
+    once: &Once,
 ) -> Result<Changed, ApiError> {
     let deltas = state.engine().deltas;
     let now = curator_core::time::now_iso();
     let reasoning = reasoning.unwrap_or_else(|| "confirmed by a person".to_owned());
-    let mut changed = change(state, id, &|before| {
+    let mut changed = change(state, id, once, &|before| {
         let mut after = before.clone();
         after.trust = trust::confirm(before.trust, &deltas);
         after.confirmed_count += 1;
         after.last_confirmed.clone_from(&now);
         Ok(Decided::Write(Box::new(after), Action::Confirm, reasoning.clone()))
     })?;
-    changed.action = Action::Confirm;
+    if !changed.replayed {
+        changed.action = Action::Confirm;
+    }
     Ok(changed)
 }
 
@@ -257,10 +376,11 @@ pub(crate) fn deprecate(
     state: &AppState,
     id: &ObservationId,
     reasoning: Option<String>,
+    once: &Once,
 ) -> Result<Changed, ApiError> {
     let deltas = state.engine().deltas;
     let reasoning = reasoning.unwrap_or_else(|| "deprecated by a person".to_owned());
-    let mut changed = change(state, id, &|before| {
+    let mut changed = change(state, id, once, &|before| {
         Ok(match trust::contradict(before.trust, &deltas) {
             Contradiction::Deleted => Decided::Delete(reasoning.clone()),
             Contradiction::Lowered(next) => {
@@ -271,7 +391,7 @@ pub(crate) fn deprecate(
             }
         })
     })?;
-    if changed.after.is_some() {
+    if changed.after.is_some() && !changed.replayed {
         changed.action = Action::Deprecate;
     }
     Ok(changed)
@@ -282,9 +402,10 @@ pub(crate) fn delete(
     state: &AppState,
     id: &ObservationId,
     reasoning: Option<String>,
+    once: &Once,
 ) -> Result<Changed, ApiError> {
     let reasoning = reasoning.unwrap_or_else(|| "deleted by a person".to_owned());
-    change(state, id, &|_| Ok(Decided::Delete(reasoning.clone())))
+    change(state, id, once, &|_| Ok(Decided::Delete(reasoning.clone())))
 }
 
 /// Reads one observation (404 when unknown).

@@ -9,7 +9,7 @@
 //! or `min_trust` every file of the tier and scope is read, since the filter needs their text.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Json};
 use curator_core::{ScopeName, Tier};
 use curator_store::{JournalFilter, ListFilter};
@@ -19,7 +19,7 @@ use serde_json::json;
 use super::{ApiRoutes, ObservationView};
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery, MaybeJson};
-use crate::ops::{self, Changed, Edit, NewObservation};
+use crate::ops::{self, Changed, Edit, NewObservation, Once};
 use crate::state::{AppState, blocking};
 
 /// Default and largest page size.
@@ -144,24 +144,30 @@ pub(crate) fn changed_body(changed: &Changed) -> serde_json::Value {
         "tier": changed.tier.dir_name(),
         "scope": changed.scope.as_str(),
         "observation": changed.after.as_ref().map(ObservationView::from),
+        "already_applied": changed.replayed,
     })
 }
 
 async fn create(
     State(state): State<AppState>,
+    headers: HeaderMap,
     ApiJson(new): ApiJson<NewObservation>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let changed = blocking(&state, move |s| ops::create(&s, new)).await?;
-    Ok((StatusCode::CREATED, Json(changed_body(&changed))))
+    let once = Once::from_headers(&headers)?;
+    let changed = blocking(&state, move |s| ops::create(&s, new, &once)).await?;
+    let status = if changed.replayed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(changed_body(&changed))))
 }
 
 async fn edit(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<Edit>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = ops::parse_id(&id)?;
-    let changed = blocking(&state, move |s| ops::edit(&s, &id, body)).await?;
+    let once = Once::from_headers(&headers)?;
+    let changed = blocking(&state, move |s| ops::edit(&s, &id, body, &once)).await?;
     Ok(Json(changed_body(&changed)))
 }
 
@@ -176,30 +182,36 @@ pub(crate) struct Reason {
 async fn confirm(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     MaybeJson(body): MaybeJson<Reason>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = ops::parse_id(&id)?;
-    let changed = blocking(&state, move |s| ops::confirm(&s, &id, body.reasoning)).await?;
+    let once = Once::from_headers(&headers)?;
+    let changed = blocking(&state, move |s| ops::confirm(&s, &id, body.reasoning, &once)).await?;
     Ok(Json(changed_body(&changed)))
 }
 
 async fn deprecate(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     MaybeJson(body): MaybeJson<Reason>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = ops::parse_id(&id)?;
-    let changed = blocking(&state, move |s| ops::deprecate(&s, &id, body.reasoning)).await?;
+    let once = Once::from_headers(&headers)?;
+    let changed = blocking(&state, move |s| ops::deprecate(&s, &id, body.reasoning, &once)).await?;
     Ok(Json(changed_body(&changed)))
 }
 
 async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     MaybeJson(body): MaybeJson<Reason>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = ops::parse_id(&id)?;
-    let changed = blocking(&state, move |s| ops::delete(&s, &id, body.reasoning)).await?;
+    let once = Once::from_headers(&headers)?;
+    let changed = blocking(&state, move |s| ops::delete(&s, &id, body.reasoning, &once)).await?;
     Ok(Json(changed_body(&changed)))
 }
 

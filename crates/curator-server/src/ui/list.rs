@@ -343,7 +343,7 @@ pub(crate) async fn create(
     Form(form): Form<CreateForm>,
 ) -> Response {
     let result = blocking(&state, move |s| {
-        let outcome = to_new(&form).and_then(|new| ops::create(&s, new));
+        let outcome = to_new(&form).and_then(|new| ops::create(&s, new, &ops::Once::default()));
         match outcome {
             Ok(changed) => Ok(Ok(changed)),
             // A refusal shows the form again, filled in, with the reason and the error's status.

@@ -412,7 +412,7 @@ pub(crate) async fn edit(
     let page = format!("/observations/{id}");
     let result = blocking(&state, move |s| {
         let id = ops::parse_id(&id)?;
-        ops::edit(&s, &id, parse_edit(form)?)
+        ops::edit(&s, &id, parse_edit(form)?, &ops::Once::default())
     })
     .await;
     match result {
@@ -435,9 +435,9 @@ async fn click(state: AppState, id: String, form: ReasonForm, click: Click) -> R
         let id = ops::parse_id(&id)?;
         let reason = non_empty(form.reasoning);
         match click {
-            Click::Confirm => ops::confirm(&s, &id, reason),
-            Click::Deprecate => ops::deprecate(&s, &id, reason),
-            Click::Delete => ops::delete(&s, &id, reason),
+            Click::Confirm => ops::confirm(&s, &id, reason, &ops::Once::default()),
+            Click::Deprecate => ops::deprecate(&s, &id, reason, &ops::Once::default()),
+            Click::Delete => ops::delete(&s, &id, reason, &ops::Once::default()),
         }
     })
     .await;

@@ -260,3 +260,58 @@ async fn a_limited_list_reads_only_its_page() {
     }
     assert_eq!(seen.len(), 169);
 }
+
+/// A write sent with the key of one already made (a retry after a timeout).
+async fn keyed(app: &axum::Router, method: &str, uri: &str, key: &str, body: &Value) -> Reply {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .header("idempotency-key", key)
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    send(app, request).await
+}
+
+#[tokio::test]
+async fn a_retried_write_with_an_idempotency_key_is_applied_once() {
+    let f = Fixture::new();
+    let app = f.app();
+    let base = format!("/api/v1/observations/{CART_BADGE}");
+    let reason = json!({"reasoning": "seen again"});
+    // Three tries of one confirm: trust moves once, and every answer names the same change.
+    let first = keyed(&app, "POST", &format!("{base}/confirm"), "confirm-1", &reason).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    let first = first.json();
+    assert_eq!(
+        (first["observation"]["trust"].as_f64(), &first["already_applied"]),
+        (Some(0.85), &json!(false))
+    );
+    for _ in 0..2 {
+        let again =
+            keyed(&app, "POST", &format!("{base}/confirm"), "confirm-1", &reason).await.json();
+        assert_eq!(again["already_applied"], true, "{again}");
+        assert_eq!((&again["run_id"], &again["action"]), (&first["run_id"], &first["action"]));
+        assert_eq!(again["observation"]["trust"], 0.85);
+    }
+    assert_eq!(first["run_id"], "req-confirm-1");
+    // Without a key, each request is a change of its own.
+    post(&app, &format!("{base}/confirm")).await;
+    assert_eq!(get(&app, &base).await.json()["trust"], 0.9);
+    // A create retried with its key writes one observation, and answers its id again.
+    let new = new_observation("acme-shop");
+    let made = keyed(&app, "POST", "/api/v1/observations", "add-coupon", &new).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+    let retried = keyed(&app, "POST", "/api/v1/observations", "add-coupon", &new).await;
+    assert_eq!(retried.status, StatusCode::OK, "{}", retried.text);
+    assert_eq!(retried.json()["id"], made.json()["id"]);
+    let listed = get(&app, "/api/v1/observations?tier=products&scope=acme-shop").await.json();
+    assert_eq!(listed["total"], 8, "one new observation");
+    // A key that named another change is refused; a malformed key is a bad request.
+    keyed(&app, "POST", &format!("{base}/deprecate"), "add-coupon", &reason)
+        .await
+        .error(409, "idempotency_key_reused");
+    keyed(&app, "POST", &format!("{base}/deprecate"), "bad key!", &reason)
+        .await
+        .error(400, "bad_request");
+}
