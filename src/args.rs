@@ -91,7 +91,7 @@ pub(crate) struct GlobalArgs {
     /// the config, else the memory root].
     #[arg(long, global = true, env = "CURATOR_STORE", value_name = "URL", hide_env_values = true)]
     pub(crate) store: Option<String>,
-    /// Print one JSON document on stdout instead of text.
+    /// Print one JSON document on stdout instead of text (on an error: {"error": {"message"}})
     #[arg(long, global = true)]
     pub(crate) json: bool,
     /// More diagnostics on stderr (-v info, -vv debug).

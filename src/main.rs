@@ -28,10 +28,17 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(args.global.verbose);
+    let json = args.global.json;
     match cmd::run(args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {}", error_chain(&err));
+            let message = error_chain(&err);
+            eprintln!("error: {message}");
+            if json {
+                // `--json` promises one JSON document on stdout: a script parsing it gets the
+                // error too, instead of a decode error on empty output.
+                let _ = output::print_json(&serde_json::json!({ "error": { "message": message } }));
+            }
             ExitCode::from(1)
         }
     }

@@ -99,6 +99,14 @@ fn review_list_approve_reject_and_undo_through_the_binary() {
     assert!(out.contains("approved into products/acme"), "{out}");
     let run = err.split("journaled as run ").nth(1).unwrap().split(';').next().unwrap().to_owned();
     assert!(dir.root().join(format!("products/acme/{first}.md")).is_file());
+    // A retried approve is answered with the approval already made, not refused.
+    let again = json_of(&dir.curator(&["--json", "review", "approve", &first]).stdout());
+    assert_eq!(
+        (again["already_applied"].as_bool(), again["run_id"].as_str()),
+        (Some(true), Some(run.as_str()))
+    );
+    let (out, _) = dir.curator(&["review", "approve", &first]).expect_code(0);
+    assert!(out.contains("already approved into products/acme"), "{out}");
     assert_eq!(json_of(&dir.curator(&["--json", "show", &first]).stdout())["place"], "memory");
     dir.curator(&["undo", &run]).stdout();
     assert!(!dir.root().join(format!("products/acme/{first}.md")).exists());
@@ -115,8 +123,10 @@ fn review_list_approve_reject_and_undo_through_the_binary() {
         "{history}"
     );
 
-    let (_, err) = dir.curator(&["review", "approve", ID_A]).expect_code(1);
+    let (out, err) = dir.curator(&["--json", "review", "approve", ID_A]).expect_code(1);
     assert!(err.contains("not waiting for review"), "{err}");
+    // --json: the error is a JSON document on stdout too.
+    assert!(json_of(&out)["error"]["message"].as_str().unwrap().contains("not waiting"), "{out}");
     let (_, err) = dir.curator(&["review", "reject", "../x"]).expect_code(1);
     assert!(err.contains("Observation ID must be"), "{err}");
 }

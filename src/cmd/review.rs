@@ -99,8 +99,9 @@ pub(crate) fn run(ctx: &Context, args: &ReviewArgs) -> Result<ExitCode> {
                 output::print_json(&outcome)?;
             } else {
                 let what = if approve { "approved into" } else { "rejected from the queue of" };
+                let already = if outcome.already_applied { "already " } else { "" };
                 output::print_text(&format!(
-                    "{} {what} {}/{}\n",
+                    "{} {already}{what} {}/{}\n",
                     outcome.id, outcome.tier, outcome.scope
                 ))?;
                 eprintln!(

@@ -43,6 +43,10 @@ pub struct ReviewOutcome {
     /// Where the observation is now: `memory` (approved, or written directly with review off),
     /// `pending` (proposed) or `None` (rejected).
     pub place: Option<curator_store::Place>,
+    /// The same decision was already taken (a retried approve or reject): nothing changed, and
+    /// `run_id` is the run that took it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub already_applied: bool,
 }
 
 /// Why a review action changed nothing.
@@ -89,7 +93,22 @@ fn decide(
     let mut outcome: Option<Result<ReviewOutcome, ReviewError>> = None;
     store.transact(Some(&run_id), &mut |tx| {
         let Some(stored) = tx.pending_get(id)? else {
-            outcome = Some(Err(ReviewError::NotPending { id: id.to_string() }));
+            // A retry of the decision that took it out of the queue is answered, not refused:
+            // a harness that lost the first answer must not see a failure.
+            let filter = curator_store::JournalFilter { id: Some(id.to_string()), run_id: None };
+            let last = tx.journal(&filter)?.into_iter().last();
+            outcome = Some(match last.filter(|e| e.action == action) {
+                Some(e) => Ok(ReviewOutcome {
+                    run_id: e.run_id.unwrap_or_default(),
+                    action,
+                    id: id.to_string(),
+                    tier: e.tier,
+                    scope: e.scope,
+                    place: (action == Action::Approve).then_some(curator_store::Place::Memory),
+                    already_applied: true,
+                }),
+                None => Err(ReviewError::NotPending { id: id.to_string() }),
+            });
             return Ok(());
         };
         let place = if action == Action::Approve {
@@ -106,6 +125,7 @@ fn decide(
             tier: stored.tier.dir_name().to_owned(),
             scope: stored.scope.as_str().to_owned(),
             place,
+            already_applied: false,
         }));
         Ok(())
     })?;
@@ -147,6 +167,7 @@ pub fn propose(
         } else {
             curator_store::Place::Pending
         }),
+        already_applied: false,
     })
 }
 

@@ -61,7 +61,13 @@ async fn a_proposal_waits_then_is_approved_undone_and_rejected() {
         (Some("memory"), Some(0))
     );
     get(&app, &format!("/api/v1/pending/{id}")).await.error(404, "not_found");
-    post(&app, &format!("/api/v1/pending/{id}/approve")).await.error(404, "not_found");
+    // A retried approve gets the approval already made back, not an error.
+    let again = post(&app, &format!("/api/v1/pending/{id}/approve")).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text);
+    let again = again.json();
+    assert_eq!((&again["already_applied"], &again["run_id"]), (&json!(true), &approved["run_id"]));
+    // Rejecting what was approved is still refused: it is not waiting for review.
+    post(&app, &format!("/api/v1/pending/{id}/reject")).await.error(404, "not_found");
 
     let undo =
         post(&app, &format!("/api/v1/runs/{}/undo", approved["run_id"].as_str().unwrap())).await;
