@@ -532,7 +532,9 @@ impl<'a> Merger<'a> {
             ));
         }
         for (role, file) in ids.iter_mut() {
-            if !out.changed.contains(role) {
+            // Every file over its bound, not only those this pass appended to: a person's edit
+            // or an older version may have left one over (every bound is checked each pass).
+            if !out.changed.contains(role) && file.within_bounds() {
                 continue;
             }
             let (compacted, removed) = file.enforce_bounds();

@@ -255,3 +255,31 @@ fn a_pass_compacts_identity_it_appends_to() {
     assert!(text.contains("jq -e exits non-zero when the result is null. Evidence: F-101, F-102"));
     assert!(text.contains("Seed the database before running e2e."));
 }
+
+/// Every bound is checked each pass: an identity file left over its bound (a person's edit, an
+/// older version) is compacted by the next pass even when the pass appends nothing to it.
+#[test]
+fn a_pass_compacts_an_identity_file_over_its_bound_it_did_not_append_to() {
+    let env = Env::new();
+    let mut f = IdentityFile::seed("validator");
+    for d in 1..=70 {
+        let e = curator_harness::IdentityEntry::parse(&format!(
+            "- [2026-03-{:02}] Check the login page in Safari too. Evidence: F-{d:03}",
+            1 + d % 28
+        ))
+        .unwrap();
+        f.append(IdentitySection::Patterns, &e);
+    }
+    std::fs::create_dir_all(&env.identity).unwrap();
+    std::fs::write(env.identity.join("validator.md"), f.render()).unwrap();
+    assert!(lines(&env.read_identity("validator")) > IDENTITY_MAX_LINES);
+    env.write(
+        "memory/raw.md",
+        "[2026-04-24T10:00:00Z] worker F-101 -: implemented the login form\n",
+    );
+    let report = env.harness().curate(Trigger::Manual, at("2026-04-24T12:00:00Z")).unwrap();
+    assert!(report.notes.iter().any(|n| n == "IDENTITY compacted validator"), "{:?}", report.notes);
+    let text = env.read_identity("validator");
+    assert!(lines(&text) <= IDENTITY_MAX_LINES, "{text}");
+    assert!(text.contains("Check the login page in Safari too."));
+}
