@@ -369,6 +369,10 @@ pub(crate) struct ReviewOutcomeOut {
     pub(crate) scope: String,
     /// `memory` after an approval, null after a rejection.
     pub(crate) place: Option<String>,
+    /// The same decision was already taken (a retry): nothing changed, and `run_id` is the run
+    /// that took it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) already_applied: bool,
 }
 
 /// `list_observations`: filters and paging.

@@ -542,7 +542,15 @@ pub(super) mod tests {
             get_observation(&f.ctx, GetObservationInput { id: id.clone() }).unwrap().place,
             "memory"
         );
-        assert_eq!(review_pending(&person, approve).unwrap_err().code(), "not_found");
+        // A retried approval answers the one already made.
+        let again = review_pending(&person, approve).unwrap();
+        assert!(again.already_applied && again.run_id == outcome.run_id, "{again:?}");
+        let reject = ReviewPendingInput {
+            id: id.clone(),
+            decision: ReviewDecision::Reject,
+            reasoning: None,
+        };
+        assert_eq!(review_pending(&person, reject).unwrap_err().code(), "not_found");
         assert!(list_pending(&f.ctx, ListPendingInput::default()).unwrap().pending.is_empty());
     }
 
