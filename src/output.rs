@@ -20,6 +20,22 @@ pub(crate) fn print_text(text: &str) -> Result<()> {
     Ok(())
 }
 
+/// `text` with every control character (C0, DEL, C1) but newline and tab written as a visible
+/// `\x..` escape, for text a person reads in a terminal: a stored observation may hold ESC or
+/// BEL (agent-qa accepts them), which a terminal would otherwise obey.
+pub(crate) fn terminal_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            // `char::is_control` is exactly C0, DEL and C1: all below U+0100.
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Shortens `s` to at most `max` characters for one-line listings.
 pub(crate) fn ellipsize(s: &str, max: usize) -> String {
     let one_line: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
@@ -33,7 +49,14 @@ pub(crate) fn ellipsize(s: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::ellipsize;
+    use super::{ellipsize, terminal_safe};
+
+    #[test]
+    fn terminal_safe_escapes_controls_but_newlines_and_tabs() {
+        assert_eq!(terminal_safe("a\x1b[31mb\x07\tc\nd\0"), "a\\x1b[31mb\\x07\tc\nd\\x00");
+        assert_eq!(terminal_safe("\u{85}x\r"), "\\x85x\\x0d");
+        assert_eq!(terminal_safe("plain ünïcødé"), "plain ünïcødé");
+    }
 
     #[test]
     fn ellipsize_keeps_short_text_and_cuts_long_text_on_char_boundaries() {

@@ -326,3 +326,23 @@ fn the_root_comes_from_the_config_file_relative_to_its_folder() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("minTrust"), "{stderr}");
 }
+
+/// An observation may hold terminal control characters (agent-qa accepts them); `show` prints
+/// them as visible escapes, never raw to the reader's terminal. `--json` keeps the exact text.
+#[test]
+fn show_escapes_control_characters_for_the_terminal() {
+    let dir = Dir::new("show-controls");
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "Red \u{1b}[31mbanner", "0.9", "Bell \u{7} here.\tTabbed."),
+    );
+    let out = dir.curator(&["show", ID_A]).stdout();
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(
+        out.contains("Red \\x1b[31mbanner") && out.contains("Bell \\x07 here.\tTabbed."),
+        "{out}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&dir.curator(&["--json", "show", ID_A]).stdout()).unwrap();
+    assert_eq!(json["title"], "Red \u{1b}[31mbanner");
+}

@@ -65,7 +65,7 @@ pub(crate) fn run(ctx: &Context, args: &IdArg) -> Result<ExitCode> {
                 evidence.probation_failed
             ));
         }
-        output::print_text(&format!("{header}\n{extra}\n{body}"))?;
+        output::print_text(&output::terminal_safe(&format!("{header}\n{extra}\n{body}")))?;
     }
     Ok(ExitCode::SUCCESS)
 }
