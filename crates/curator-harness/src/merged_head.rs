@@ -56,6 +56,12 @@ pub(crate) struct HeadMatcher<'a> {
 }
 
 impl HeadMatcher<'_> {
+    /// Whether the record may still match the next entry: false once past it or broken, when
+    /// [`HeadMatcher::already_merged`] can only answer false.
+    pub(crate) fn matching(&self) -> bool {
+        !self.broken && self.next < self.head.entries.len()
+    }
+
     /// Whether the next entry of raw.md, with key `key`, was merged by a committed pass: true
     /// while every entry so far matched the record, in order.
     pub(crate) fn already_merged(&mut self, key: &[u8; 32]) -> bool {
@@ -89,11 +95,13 @@ mod tests {
         let mut m = head.matcher();
         assert!(m.already_merged(&key(1)));
         assert!(m.already_merged(&key(2)));
+        assert!(!m.matching(), "past the record nothing can match");
         assert!(!m.already_merged(&key(3)), "past the record");
 
         let mut m = head.matcher();
         assert!(!m.already_merged(&key(2)), "out of order");
         assert!(!m.already_merged(&key(2)), "a broken prefix stays broken");
+        assert!(!m.matching());
     }
 
     #[test]

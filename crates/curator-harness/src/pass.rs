@@ -157,18 +157,25 @@ const NOTES_SHOWN: usize = 20;
 /// Read buffer for raw.md.
 const READ_BUFFER: usize = 256 * 1024;
 
-/// One entry that stays in raw.md's tail candidates.
-#[derive(Debug, Clone, Copy)]
+/// One entry that stays in raw.md's tail candidates. Its bytes are kept (at most
+/// [`RAW_KEEP_ENTRIES`] + 1 entries of at most `MAX_ENTRY_TEXT` each) so that only the entries
+/// the cut keeps are hashed for the merged-head record, not every entry of raw.md.
+#[derive(Debug, Clone)]
 struct Tail {
     index: usize,
-    key: [u8; 32],
+    head: Vec<u8>,
     offset: u64,
     len: u64,
     trick: bool,
 }
 
 fn entry_key(e: &RawEntry) -> [u8; 32] {
-    Sha256::digest(&e.head).into()
+    key_of(&e.head)
+}
+
+/// An entry's key: the SHA-256 of its bytes (its head, which is all of any ordinary entry).
+fn key_of(head: &[u8]) -> [u8; 32] {
+    Sha256::digest(head).into()
 }
 
 impl Harness {
@@ -257,15 +264,18 @@ impl Harness {
                     .hashing();
             for e in reader.by_ref() {
                 let e = e.map_err(|err| Error::io(&raw_path, err))?;
-                let key = entry_key(&e);
-                let verdict = if judged.is_empty() { None } else { judged.get(&key).cloned() };
-                merger.take(&e, verdict, head.already_merged(&key));
+                // Hashing is the pass's costliest step per byte: only the judge's verdicts and
+                // the merged head still being matched need a key here.
+                let key = (!judged.is_empty() || head.matching()).then(|| entry_key(&e));
+                let verdict = key.and_then(|k| judged.get(&k).cloned());
+                merger.take(&e, verdict, key.is_some_and(|k| head.already_merged(&k)));
+                let trick = e.line().is_some_and(|l| l.trick);
                 tail.push_back(Tail {
                     index: count,
-                    key,
+                    head: e.head,
                     offset: e.offset,
                     len: e.len,
-                    trick: e.line().is_some_and(|l| l.trick),
+                    trick,
                 });
                 if tail.len() > RAW_KEEP_ENTRIES {
                     tail.pop_front();
@@ -413,7 +423,7 @@ impl Harness {
         // What raw.md will begin with after the cut, merged (merged_head.rs).
         journal.writes.push(FileWrite {
             target: Target::State(MERGED_HEAD_REL.into()),
-            text: MergedHead::of(kept.iter().map(|t| t.key)).render(),
+            text: MergedHead::of(kept.iter().map(|t| key_of(&t.head))).render(),
         });
         let added = ledger.added_lines();
         if !added.is_empty() {
