@@ -224,12 +224,9 @@ pub(crate) fn create(
     let run_id = once.run_id();
     let mut outcome: Option<Result<Changed, ApiError>> = None;
     state.store().transact(Some(&run_id), &mut |tx| {
-        match once.earlier(tx, &run_id, &|e| e.action == Action::Add) {
-            Ok(None) => {}
-            done => {
-                outcome = Some(done.map(|c| c.expect("Ok(None) is handled above")));
-                return Ok(());
-            }
+        if let Some(done) = once.earlier(tx, &run_id, &|e| e.action == Action::Add).transpose() {
+            outcome = Some(done);
+            return Ok(());
         }
         // A fresh id neither memory nor the review queue holds, checked under the lock.
         let id = curator_engine::review::fresh_id(tx)?;
@@ -273,12 +270,9 @@ fn change(
     let run_id = once.run_id();
     let mut outcome: Option<Result<Changed, ApiError>> = None;
     state.store().transact(Some(&run_id), &mut |tx| {
-        match once.earlier(tx, &run_id, &|e| e.id == id.as_str()) {
-            Ok(None) => {}
-            done => {
-                outcome = Some(done.map(|c| c.expect("Ok(None) is handled above")));
-                return Ok(());
-            }
+        if let Some(done) = once.earlier(tx, &run_id, &|e| e.id == id.as_str()).transpose() {
+            outcome = Some(done);
+            return Ok(());
         }
         let Some(stored) = tx.get(id)? else {
             return Err(curator_store::Error::NotFound { id: id.to_string() });
