@@ -67,30 +67,30 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         None => Box::new(RulesProvider::default()),
     };
     let options = ctx.curate_options();
-    let log = match curate(store, &record, provider.as_ref(), &options) {
-        Ok(log) => log,
+    let (log, timed_out) = match curate(store, &record, provider.as_ref(), &options) {
+        Ok(log) => (log, None),
+        // agent-qa answers with a MemoryLog holding the error (§5.4, §6). Nothing was applied,
+        // so the exit code asks for a retry, which applies the run once.
         Err(CurateError::Store(e @ curator_store::Error::LockTimeout { .. })) => {
-            // agent-qa answers with a MemoryLog holding the error (§5.4, §6). Nothing was
-            // applied, so the exit code asks for a retry, which applies the run once.
-            let log = lock_timeout_log(&record, &options);
-            if ctx.json {
-                output::print_json(&log)?;
-            } else {
-                output::print_text(&log.summary())?;
-            }
-            eprintln!("curator: {e}; run {} was not applied, curate it again", log.run_id);
-            return Ok(ExitCode::from(LOCK_TIMEOUT_EXIT));
+            (lock_timeout_log(&record, &options), Some(e))
         }
         Err(e) => return Err(e.into()),
     };
     // A retried run was counted the first time: the breaker window must not count it twice.
-    if let Some(key) = args.breaker.as_ref().filter(|_| !log.already_applied) {
+    if let Some(key) = args.breaker.as_ref().filter(|_| !log.already_applied && timed_out.is_none())
+    {
         record_breaker(ctx, store, key, &record)?;
     }
     if ctx.json {
         output::print_json(&log)?;
     } else {
         output::print_text(&format!("{}{}", log.summary(), change_lines(&log)))?;
+    }
+    if let Some(e) = timed_out {
+        eprintln!("curator: {e}; run {} was not applied, curate it again", log.run_id);
+        return Ok(ExitCode::from(LOCK_TIMEOUT_EXIT));
+    }
+    if !ctx.json {
         eprintln!("{}", outcome_note(&log));
     }
     Ok(ExitCode::SUCCESS)
