@@ -471,7 +471,11 @@ impl Journal {
             };
             let mut open = Vec::new();
             let mut closed = false;
+            // Where the current line ends within `tail[begin..end]`, to number a bad one.
+            let mut line_end = end - begin;
             for line in tail[begin..end].split(|&b| b == b'\n').rev() {
+                let line_start = line_end - line.len();
+                line_end = line_start.saturating_sub(1);
                 if line.is_empty() {
                     continue;
                 }
@@ -482,11 +486,16 @@ impl Journal {
                         break;
                     }
                     Err(e) => {
+                        // Whether the transactions before it were committed depends on what
+                        // this line was meant to be, so nothing is written until a person looks.
                         return Err(Error::Journal {
                             path: self.path.clone(),
-                            // Counted from the end: reading backwards does not know the number.
-                            line: 0,
-                            reason: format!("a line near the end is not an entry: {e}"),
+                            line: self.line_number_at(start + (begin + line_start) as u64)?,
+                            reason: format!(
+                                "not a journal entry or end marker ({e}); curator writes nothing \
+                                 until this line is fixed or removed, since it cannot tell \
+                                 whether the change before it was finished"
+                            ),
                         });
                     }
                 }
@@ -497,6 +506,16 @@ impl Journal {
             }
             window = window.saturating_mul(2);
         }
+    }
+
+    /// The 1-based number of the line starting at byte `offset` (an error path: reads the
+    /// file up to there).
+    fn line_number_at(&self, offset: u64) -> Result<usize> {
+        let mut prefix = Vec::new();
+        fs::File::open(&self.path)
+            .and_then(|f| f.take(offset).read_to_end(&mut prefix))
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(memchr::memchr_iter(b'\n', &prefix).count() + 1)
     }
 }
 

@@ -113,6 +113,26 @@ fn a_bad_line_in_the_middle_is_reported_by_number() {
 }
 
 #[test]
+fn a_bad_complete_last_line_stops_writes_naming_its_line_and_the_remedy() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&entry("obs_a", None)).unwrap();
+    journal.append(&in_txn("obs_b", "t1")).unwrap();
+    let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
+    f.write_all(b"{\"end\":\"comm\n").unwrap();
+    // Whether t1 was committed cannot be told, so recovery refuses rather than guess.
+    let err = journal.open_transactions().unwrap_err();
+    assert!(matches!(err, Error::Journal { line: 3, .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("line 3:") && msg.contains("fixed or removed"), "{msg}");
+    // Removing the line is the remedy: t1 is then the open transaction it was.
+    let text = fs::read_to_string(journal.path()).unwrap();
+    let cut = text.trim_end_matches('\n').rfind('\n').unwrap() + 1;
+    fs::write(journal.path(), &text[..cut]).unwrap();
+    assert_eq!(ids(&journal.open_transactions().unwrap()[0].entries), ["obs_b"]);
+}
+
+#[test]
 fn only_committed_transactions_count_and_old_lines_count_as_committed() {
     let dir = tempfile::tempdir().unwrap();
     let journal = Journal::for_root(dir.path());
