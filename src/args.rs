@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use curator_engine::once::IdempotencyKey;
 
 /// curator — memory for autonomous agents that has to earn its place.
 ///
@@ -178,6 +179,12 @@ pub(crate) struct AddArgs {
     /// Suite observations: JSON file with the suite's tests, `[{"test":…,"id":…}, …]`.
     #[arg(long, value_name = "FILE", requires = "position")]
     pub(crate) suite_tests: Option<PathBuf>,
+    /// Names this request so a retry writes nothing new: the add is journaled under run id
+    /// `req-KEY`, and running the command again with the same key prints the observation it
+    /// wrote (1-120 characters of A-Z a-z 0-9 . _ -; the same keys as the API's
+    /// Idempotency-Key header).
+    #[arg(long, value_name = "KEY", value_parser = parse_key)]
+    pub(crate) idempotency_key: Option<IdempotencyKey>,
     /// The body (markdown); `-` or nothing reads it from stdin.
     #[arg(value_name = "BODY")]
     pub(crate) body: Option<String>,
@@ -402,6 +409,10 @@ pub(crate) enum BreakerAction {
         /// The breaker key: a run session id or a suite id.
         key: String,
     },
+}
+
+fn parse_key(raw: &str) -> Result<IdempotencyKey, String> {
+    IdempotencyKey::parse(raw).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -54,6 +54,46 @@ fn add_writes_an_agent_qa_file_and_prints_its_id() {
 }
 
 #[test]
+fn add_retried_with_its_idempotency_key_writes_once() {
+    let dir = Dir::new("add-key");
+    let add = |scope: &str| {
+        let args = ["--json", "add", "--tier", "tests", "--scope", scope, "--title", "Login: slow"];
+        let mut args = args.to_vec();
+        args.extend(["--source-test", "t_a", "--idempotency-key", "step-4", "Wait 2 s."]);
+        dir.curator(&args)
+    };
+    let first: serde_json::Value = serde_json::from_str(&add("t_a").stdout()).unwrap();
+    let again: serde_json::Value = serde_json::from_str(&add("t_a").stdout()).unwrap();
+    assert_eq!((&first["run_id"], first.get("already_applied")), (&"req-step-4".into(), None));
+    assert_eq!((&again["id"], &again["already_applied"]), (&first["id"], &true.into()));
+    let files = std::fs::read_dir(dir.root().join("tests/t_a")).unwrap().count();
+    assert_eq!(files, 1, "the retry wrote no second observation");
+    // The key names that add: another scope under it is refused, and nothing is written.
+    let (_, err) = add("t_b").expect_code(1);
+    assert!(err.contains("the key was used for another change"), "{err}");
+    assert!(!dir.root().join("tests/t_b").exists());
+    // Undone, the key is free again, as a run id is.
+    dir.curator(&["undo", "req-step-4"]).stdout();
+    let after: serde_json::Value = serde_json::from_str(&add("t_a").stdout()).unwrap();
+    assert_ne!(after["id"], first["id"]);
+    dir.curator(&[
+        "add",
+        "--tier",
+        "tests",
+        "--scope",
+        "t_a",
+        "--title",
+        "x",
+        "--source-test",
+        "t",
+        "--idempotency-key",
+        "a b",
+        "body",
+    ])
+    .expect_code(2);
+}
+
+#[test]
 fn add_reads_the_body_from_stdin_and_writes_suite_placement() {
     let dir = Dir::new("add-suite");
     let tests_json = dir.path().join("suite-tests.json");

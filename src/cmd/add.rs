@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, bail};
 use curator_core::{Observation, ObservationId, ScopeName, SnapshotEntry, SuitePlacement, Tier};
+use curator_engine::once;
 use curator_store::Action;
 
 use crate::args::AddArgs;
@@ -27,8 +28,22 @@ pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<ExitCode> {
     let content = read_body(args.body.as_deref())?;
     let now = curator_core::time::now_iso();
     let store = ctx.store()?;
-    let mut written: Option<ObservationId> = None;
-    store.transact(None, &mut |tx| {
+    let key = args.idempotency_key.as_ref();
+    let run_id = once::run_id_for(key);
+    let mut written: Option<(ObservationId, bool)> = None;
+    let mut reused: Option<String> = None;
+    store.transact(Some(&run_id), &mut |tx| {
+        if let Some(earlier) = once::earlier(tx, key)? {
+            let e = &earlier.entry;
+            let same =
+                e.action == Action::Add && e.tier == tier.dir_name() && e.scope == scope.as_str();
+            if let (true, Ok(id)) = (same, ObservationId::parse(&e.id)) {
+                written = Some((id, true));
+                return Ok(());
+            }
+            reused = Some(earlier.describe());
+            return Ok(());
+        }
         // A fresh id never overwrites an existing file (agent-qa does not check, §1.7).
         let mut id = ObservationId::generate();
         while tx.get(&id)?.is_some() {
@@ -48,18 +63,29 @@ pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<ExitCode> {
             extra: Default::default(),
         };
         tx.put(tier, &scope, &observation, Action::Add, "added with curator add")?;
-        written = Some(id);
+        written = Some((id, false));
         Ok(())
     })?;
-    let id = written.context("the store wrote no observation")?;
+    if let Some(reason) = reused {
+        bail!("--idempotency-key: {reason}; use a new key for a new observation");
+    }
+    let (id, already_applied) = written.context("the store wrote no observation")?;
     if ctx.json {
-        output::print_json(&serde_json::json!({
+        let mut out = serde_json::json!({
             "id": id.as_str(),
             "tier": tier.dir_name(),
             "scope": scope.as_str(),
-        }))?;
+            "run_id": run_id,
+        });
+        if already_applied {
+            out["already_applied"] = true.into();
+        }
+        output::print_json(&out)?;
     } else {
         output::print_text(&format!("{id}\n"))?;
+    }
+    if already_applied {
+        eprintln!("curator: run {run_id} already added {id}; nothing written");
     }
     Ok(ExitCode::SUCCESS)
 }

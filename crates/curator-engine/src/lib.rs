@@ -7,6 +7,7 @@
 pub mod breaker;
 pub mod curate;
 pub mod eval;
+pub mod once;
 pub mod probation;
 pub mod providers;
 pub mod query;

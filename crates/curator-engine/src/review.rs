@@ -22,6 +22,8 @@ use curator_core::{Observation, ObservationId, ScopeName, Tier};
 use curator_store::{Action, ListFilter, Listing, Store, StoredObservation, Transaction};
 use serde::Serialize;
 
+use crate::once::{self, IdempotencyKey};
+
 /// Probation injections into passed steps after which `review: auto` approves a proposal whose
 /// record stays clean.
 pub const AUTO_APPROVE_PASSES: u64 = 3;
@@ -43,8 +45,8 @@ pub struct ReviewOutcome {
     /// Where the observation is now: `memory` (approved, or written directly with review off),
     /// `pending` (proposed) or `None` (rejected).
     pub place: Option<curator_store::Place>,
-    /// The same decision was already taken (a retried approve or reject): nothing changed, and
-    /// `run_id` is the run that took it.
+    /// The same decision was already taken (a retried approve or reject, or a proposal retried
+    /// with its idempotency key): nothing changed, and `run_id` is the run that took it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub already_applied: bool,
 }
@@ -56,6 +58,9 @@ pub enum ReviewError {
     /// The queue holds no observation with this id.
     #[error("observation {id} is not waiting for review")]
     NotPending { id: String },
+    /// A retried request's idempotency key already names another kind of change.
+    #[error("{reason}")]
+    KeyReused { reason: String },
     #[error(transparent)]
     Store(#[from] curator_store::Error),
 }
@@ -133,7 +138,9 @@ fn decide(
 }
 
 /// Writes a new observation that an agent proposed: into the review queue unless `review` is
-/// off, then straight into its tier folder (journaled as an add, as agent-qa would).
+/// off, then straight into its tier folder (journaled as an add, as agent-qa would). With an
+/// idempotency `key`, a retry of a proposal already written answers with it
+/// (`already_applied`, `place` where it is now) instead of writing a second one.
 pub fn propose(
     store: &dyn Store,
     tier: Tier,
@@ -141,33 +148,61 @@ pub fn propose(
     observation: Observation,
     reasoning: &str,
     review: ReviewMode,
+    key: Option<&IdempotencyKey>,
 ) -> Result<ReviewOutcome, ReviewError> {
-    let run_id = curator_core::generate_run_id();
-    let mut written: Option<ObservationId> = None;
+    let run_id = once::run_id_for(key);
+    let mut outcome: Option<Result<ReviewOutcome, ReviewError>> = None;
     store.transact(Some(&run_id), &mut |tx| {
+        if let Some(earlier) = once::earlier(tx, key)? {
+            outcome = Some(replayed_proposal(tx, earlier));
+            return Ok(());
+        }
         let mut observation = observation.clone();
         observation.id = fresh_id(tx)?;
-        if review == ReviewMode::Off {
+        let (action, place) = if review == ReviewMode::Off {
             tx.put(tier, scope, &observation, Action::Add, reasoning)?;
+            (Action::Add, curator_store::Place::Memory)
         } else {
             tx.pending_put(tier, scope, &observation, Action::Propose, reasoning)?;
-        }
-        written = Some(observation.id.clone());
+            (Action::Propose, curator_store::Place::Pending)
+        };
+        outcome = Some(Ok(ReviewOutcome {
+            run_id: run_id.clone(),
+            action,
+            id: observation.id.to_string(),
+            tier: tier.dir_name().to_owned(),
+            scope: scope.as_str().to_owned(),
+            place: Some(place),
+            already_applied: false,
+        }));
         Ok(())
     })?;
-    let id = written.ok_or_else(|| curator_store::Error::NotFound { id: "(new)".into() })?;
+    outcome.unwrap_or_else(|| Err(curator_store::Error::NotFound { id: "(new)".into() }.into()))
+}
+
+/// The proposal a retried request already wrote, where it is now (approved, still queued, or
+/// rejected); refused when the key made another kind of change.
+fn replayed_proposal(
+    tx: &mut dyn Transaction,
+    earlier: once::Earlier,
+) -> Result<ReviewOutcome, ReviewError> {
+    let entry = &earlier.entry;
+    if !matches!(entry.action, Action::Propose | Action::Add) {
+        return Err(ReviewError::KeyReused { reason: earlier.describe() });
+    }
+    let place = match ObservationId::parse(&entry.id) {
+        Ok(id) if tx.get(&id)?.is_some() => Some(curator_store::Place::Memory),
+        Ok(id) if queued(tx, &id)?.is_some() => Some(curator_store::Place::Pending),
+        _ => None,
+    };
     Ok(ReviewOutcome {
-        run_id,
-        action: if review == ReviewMode::Off { Action::Add } else { Action::Propose },
-        id: id.to_string(),
-        tier: tier.dir_name().to_owned(),
-        scope: scope.as_str().to_owned(),
-        place: Some(if review == ReviewMode::Off {
-            curator_store::Place::Memory
-        } else {
-            curator_store::Place::Pending
-        }),
-        already_applied: false,
+        run_id: earlier.run_id.clone(),
+        action: entry.action,
+        id: entry.id.clone(),
+        tier: entry.tier.clone(),
+        scope: entry.scope.clone(),
+        place,
+        already_applied: true,
     })
 }
 

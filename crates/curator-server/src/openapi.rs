@@ -276,7 +276,7 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
         }.build()),
         ("/pending", "post", Op {
             summary: "Propose an observation (an agent's): queued for review unless curator.review is off",
-            params: vec![], body: Some(json_body(schema_ref("NewObservation"), true)),
+            params: vec![key_param()], body: Some(json_body(schema_ref("NewObservation"), true)),
             status: "201", result: schema_ref("ReviewOutcome"),
             errors: &[BAD, TOO_LARGE, ("415", "body is not application/json"), REFUSED, LOCKED],
         }.build()),

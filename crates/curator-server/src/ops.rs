@@ -17,7 +17,7 @@
 use axum::http::{HeaderMap, StatusCode};
 use curator_core::trust::{self, Contradiction};
 use curator_core::{Observation, ObservationId, ScopeName, SnapshotEntry, SuitePlacement, Tier};
-use curator_engine::runs::RunApplications;
+use curator_engine::once::{self, IdempotencyKey};
 use curator_store::{Action, StoredObservation, Transaction};
 
 use crate::error::ApiError;
@@ -58,38 +58,31 @@ pub(crate) struct Edit {
     pub(crate) reasoning: Option<String>,
 }
 
-/// The run id one change is journaled under. A client that may retry names its request with an
-/// `Idempotency-Key` header: the change is then journaled under `req-<key>`, and a request whose
-/// key already has a standing change is answered with that change instead of being applied
-/// again (a confirm retried after a timeout raises trust once). Without a key each request is a
-/// new change under a fresh run id, as a click in the UI is.
+/// The request's `Idempotency-Key` (`curator_engine::once`): with one, the change is journaled
+/// under `req-<key>` and a retry is answered with the change the key already made; without one
+/// each request is a new change under a fresh run id, as a click in the UI is.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Once(Option<String>);
-
-/// Prefix of the run ids idempotency keys name.
-const KEYED_RUN_PREFIX: &str = "req-";
+pub(crate) struct Once(Option<IdempotencyKey>);
 
 impl Once {
     /// Reads `Idempotency-Key`; 400 when it is not 1–120 characters of `A-Z a-z 0-9 . _ -`.
     pub(crate) fn from_headers(headers: &HeaderMap) -> Result<Once, ApiError> {
         let Some(value) = headers.get("idempotency-key") else { return Ok(Once(None)) };
-        let key = value.to_str().ok().filter(|k| {
-            (1..=120).contains(&k.len())
-                && k.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        });
+        let key = value.to_str().ok().and_then(|k| IdempotencyKey::parse(k).ok());
         match key {
-            Some(k) => Ok(Once(Some(k.to_owned()))),
+            Some(k) => Ok(Once(Some(k))),
             None => Err(ApiError::bad_request(
                 "Idempotency-Key must be 1-120 characters of A-Z a-z 0-9 . _ -",
             )),
         }
     }
 
+    pub(crate) fn key(&self) -> Option<&IdempotencyKey> {
+        self.0.as_ref()
+    }
+
     fn run_id(&self) -> String {
-        match &self.0 {
-            Some(key) => format!("{KEYED_RUN_PREFIX}{key}"),
-            None => curator_core::generate_run_id(),
-        }
+        once::run_id_for(self.key())
     }
 
     /// The change a keyed request already made, if one stands; 409 when the key named another
@@ -97,25 +90,12 @@ impl Once {
     fn earlier(
         &self,
         tx: &mut dyn Transaction,
-        run_id: &str,
         fits: &dyn Fn(&curator_store::JournalEntry) -> bool,
     ) -> Result<Option<Changed>, ApiError> {
-        if self.0.is_none() {
-            return Ok(None);
-        }
-        let run = RunApplications::load(&mut |f| tx.journal(f), run_id)?;
-        let Some(entry) = run.standing().and_then(|app| app.entries.first()) else {
-            return Ok(None);
-        };
+        let Some(earlier) = once::earlier(tx, self.key())? else { return Ok(None) };
+        let entry = &earlier.entry;
         if !fits(entry) {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "idempotency_key_reused",
-                format!(
-                    "Idempotency-Key was used for another change ({:?} of {})",
-                    entry.action, entry.id
-                ),
-            ));
+            return Err(key_reused(&earlier.describe()));
         }
         let id = parse_id(&entry.id)?;
         let after = tx.get(&id)?;
@@ -131,7 +111,7 @@ impl Once {
             ),
         };
         Ok(Some(Changed {
-            run_id: run_id.to_owned(),
+            run_id: earlier.run_id.clone(),
             action: entry.action,
             tier,
             scope,
@@ -140,6 +120,15 @@ impl Once {
             replayed: true,
         }))
     }
+}
+
+/// 409 `idempotency_key_reused`: the key already names another change.
+pub(crate) fn key_reused(reason: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "idempotency_key_reused",
+        format!("Idempotency-Key: {reason}"),
+    )
 }
 
 /// What a change did: the run id it was journaled under and the observation after it
@@ -224,7 +213,7 @@ pub(crate) fn create(
     let run_id = once.run_id();
     let mut outcome: Option<Result<Changed, ApiError>> = None;
     state.store().transact(Some(&run_id), &mut |tx| {
-        if let Some(done) = once.earlier(tx, &run_id, &|e| e.action == Action::Add).transpose() {
+        if let Some(done) = once.earlier(tx, &|e| e.action == Action::Add).transpose() {
             outcome = Some(done);
             return Ok(());
         }
@@ -270,7 +259,7 @@ fn change(
     let run_id = once.run_id();
     let mut outcome: Option<Result<Changed, ApiError>> = None;
     state.store().transact(Some(&run_id), &mut |tx| {
-        if let Some(done) = once.earlier(tx, &run_id, &|e| e.id == id.as_str()).transpose() {
+        if let Some(done) = once.earlier(tx, &|e| e.id == id.as_str()).transpose() {
             outcome = Some(done);
             return Ok(());
         }

@@ -9,7 +9,7 @@
 //! person or a harness creates directly (`POST /api/v1/observations`) does not wait here.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Json};
 use curator_core::Observation;
 use curator_engine::review::{self, ReviewOutcome};
@@ -22,7 +22,7 @@ use super::observations::Reason;
 use super::{ApiRoutes, ObservationView};
 use crate::error::ApiError;
 use crate::extract::{ApiJson, MaybeJson};
-use crate::ops::{self, NewObservation};
+use crate::ops::{self, NewObservation, Once};
 use crate::state::{AppState, blocking};
 
 pub(crate) fn router() -> ApiRoutes {
@@ -96,6 +96,7 @@ pub(crate) fn find(state: &AppState, raw_id: &str) -> Result<EvidenceView, ApiEr
 pub(crate) fn review_error(e: review::ReviewError) -> ApiError {
     match e {
         review::ReviewError::NotPending { .. } => ApiError::not_found(e.to_string()),
+        review::ReviewError::KeyReused { reason } => ops::key_reused(&reason),
         review::ReviewError::Store(s) => s.into(),
         other => ApiError::internal(other.to_string()),
     }
@@ -124,6 +125,7 @@ pub(crate) fn propose_new(
     state: &AppState,
     new: NewObservation,
     via: &str,
+    once: &Once,
 ) -> Result<ReviewOutcome, ApiError> {
     let checked = ops::check_new(&new)?;
     let now = curator_core::time::now_iso();
@@ -148,6 +150,7 @@ pub(crate) fn propose_new(
         observation,
         &reasoning,
         state.engine().review,
+        once.key(),
     )
     .map_err(review_error)
 }
@@ -159,10 +162,14 @@ async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
 
 async fn propose(
     State(state): State<AppState>,
+    headers: HeaderMap,
     ApiJson(new): ApiJson<NewObservation>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let outcome = blocking(&state, move |s| propose_new(&s, new, "over the HTTP API")).await?;
-    Ok((StatusCode::CREATED, Json(outcome)))
+    let once = Once::from_headers(&headers)?;
+    let outcome =
+        blocking(&state, move |s| propose_new(&s, new, "over the HTTP API", &once)).await?;
+    let status = if outcome.already_applied { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(outcome)))
 }
 
 async fn show(

@@ -261,18 +261,6 @@ async fn a_limited_list_reads_only_its_page() {
     assert_eq!(seen.len(), 169);
 }
 
-/// A write sent with the key of one already made (a retry after a timeout).
-async fn keyed(app: &axum::Router, method: &str, uri: &str, key: &str, body: &Value) -> Reply {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json")
-        .header("idempotency-key", key)
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    send(app, request).await
-}
-
 #[tokio::test]
 async fn a_retried_write_with_an_idempotency_key_is_applied_once() {
     let f = Fixture::new();

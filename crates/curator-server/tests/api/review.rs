@@ -104,6 +104,35 @@ async fn a_proposal_waits_then_is_approved_undone_and_rejected() {
 }
 
 #[tokio::test]
+async fn a_proposal_retried_with_its_key_is_queued_once() {
+    let f = Fixture::new();
+    let app = f.app();
+    let body = proposal("Wishlist: heart fills red");
+    let first = keyed(&app, "POST", "/api/v1/pending", "memo-7", &body).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
+    let first = first.json();
+    assert_eq!((&first["run_id"], first.get("already_applied")), (&json!("req-memo-7"), None));
+    let retried = keyed(&app, "POST", "/api/v1/pending", "memo-7", &body).await;
+    assert_eq!(retried.status, StatusCode::OK, "{}", retried.text);
+    let retried = retried.json();
+    assert_eq!((&retried["id"], &retried["already_applied"]), (&first["id"], &json!(true)));
+    assert_eq!(get(&app, "/api/v1/pending").await.json()["total"], 1, "one proposal queued");
+    // Approved since: a late retry still answers with it, where it is now, and queues nothing.
+    let id = first["id"].as_str().unwrap();
+    post(&app, &format!("/api/v1/pending/{id}/approve")).await;
+    let late = keyed(&app, "POST", "/api/v1/pending", "memo-7", &body).await.json();
+    assert_eq!((&late["id"], &late["place"]), (&first["id"], &json!("memory")));
+    assert_eq!(get(&app, "/api/v1/pending").await.json()["total"], 0);
+    // The key of a confirm cannot name a proposal.
+    let confirm = format!("/api/v1/observations/{id}/confirm");
+    keyed(&app, "POST", &confirm, "confirm-1", &json!({})).await;
+    keyed(&app, "POST", "/api/v1/pending", "confirm-1", &body)
+        .await
+        .error(409, "idempotency_key_reused");
+    keyed(&app, "POST", "/api/v1/pending", "no/slash", &body).await.error(400, "bad_request");
+}
+
+#[tokio::test]
 async fn bad_proposals_and_ids_are_refused_with_the_api_errors() {
     let f = Fixture::new();
     let app = f.app();

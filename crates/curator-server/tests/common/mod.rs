@@ -144,6 +144,19 @@ pub async fn json(app: &Router, method: &str, uri: &str, body: &Value) -> Reply 
     send(app, request).await
 }
 
+/// A JSON write sent with an `Idempotency-Key` (a retry sends the key of the first try).
+#[allow(dead_code)] // not every test binary sends one
+pub async fn keyed(app: &Router, method: &str, uri: &str, key: &str, body: &Value) -> Reply {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header("idempotency-key", key)
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    send(app, request).await
+}
+
 /// A request with a raw body and content type.
 pub async fn raw(
     app: &Router,
