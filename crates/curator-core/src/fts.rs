@@ -3,27 +3,19 @@
 //! agent-qa searches an FTS5 table with the `unicode61` tokenizer and ranks with FTS5's built-in
 //! `bm25()`. curator's index is tantivy, so the three facts that decide which observation is
 //! injected and in what order live here as plain functions: the step sanitizer, the
-//! `unicode61`-like tokenizer (case fold, simple diacritic removal, token characters = letters,
-//! numbers and private use) and the FTS5 bm25 formula for a single phrase. Phrase mode computes
-//! its score only through these, so it gives agent-qa's numbers, not tantivy's.
-//!
-//! Known approximation: SQLite's Unicode tables are older than the `regex` crate's, so a letter
-//! added to Unicode recently is a token character here and a separator in SQLite.
+//! `unicode61` tokenizer (with SQLite's own per-code-point tables, `crate::unicode61`) and the
+//! FTS5 bm25 formula for a single phrase. Phrase mode computes its score only through these, so
+//! it gives agent-qa's numbers, not tantivy's.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
-use unicode_normalization::UnicodeNormalization;
+
+use crate::unicode61::{self, Class};
 
 /// Runs of characters the sanitizer keeps: JS `\p{L}` and `\p{N}`.
 static SANITIZE_KEEP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[\p{L}\p{N}]+").expect("static regex"));
-
-/// One unicode61 token: starts with a token character (L*, N*, Co) and goes on through token
-/// characters and combining diacritics (which the fold then removes, as FTS5 does).
-static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\x{300}-\x{36F}]*").expect("static regex")
-});
 
 /// BM25 parameters of FTS5's built-in `bm25()` (§3.3).
 const K1: f64 = 1.2;
@@ -57,56 +49,35 @@ pub struct Token {
     pub end: usize,
 }
 
-/// Tokenizes like FTS5 `unicode61` with its defaults (`remove_diacritics=1`).
+/// Tokenizes like FTS5 `unicode61` with its defaults (`remove_diacritics=1`): a token starts
+/// at a token character and runs through token characters and combining diacritics, each
+/// folded (lower case, a diacritic on an ASCII base removed, a lone diacritic dropped).
 pub fn tokenize(text: &str) -> Vec<Token> {
-    TOKEN
-        .find_iter(text)
-        .filter_map(|m| {
-            let folded = fold(m.as_str());
-            // A run of only combining marks cannot start a token, but a folded token may still
-            // come out empty in theory; FTS5 drops empty tokens.
-            (!folded.is_empty()).then(|| Token { text: folded, start: m.start(), end: m.end() })
-        })
-        .collect()
+    let mut tokens = Vec::new();
+    let mut current: Option<Token> = None;
+    for (at, c) in text.char_indices() {
+        match (unicode61::class(c), current.as_mut()) {
+            (Class::Token | Class::ContinueOnly, Some(token)) => {
+                token.text.extend(unicode61::fold(c));
+                token.end = at + c.len_utf8();
+            }
+            (Class::Token, None) => {
+                let text = unicode61::fold(c).map(String::from).unwrap_or_default();
+                current = Some(Token { text, start: at, end: at + c.len_utf8() });
+            }
+            (Class::ContinueOnly, None) => {}
+            (Class::Separator, _) => tokens.extend(current.take()),
+        }
+    }
+    tokens.extend(current);
+    // No token character folds to nothing (the tables say so), but FTS5 indexes no empty term.
+    tokens.retain(|t| !t.text.is_empty());
+    tokens
 }
 
 /// The folded token texts only.
 pub fn token_texts(text: &str) -> Vec<String> {
     tokenize(text).into_iter().map(|t| t.text).collect()
-}
-
-/// Folds one token: lower case per character, then the simple diacritic removal of
-/// `remove_diacritics=1` (a character that decomposes into one base character plus exactly one
-/// combining diacritic becomes the base; standalone combining diacritics are dropped).
-fn fold(token: &str) -> String {
-    let mut out = String::with_capacity(token.len());
-    for c in token.chars() {
-        if c.is_ascii() {
-            out.push(c.to_ascii_lowercase());
-            continue;
-        }
-        if is_diacritic(c) {
-            continue;
-        }
-        // Simple case folding maps one character to one; `to_lowercase` may expand (İ → i̇),
-        // in which case the first character is the base letter and the rest a diacritic.
-        let lower = c.to_lowercase().next().unwrap_or(c);
-        out.push(strip_diacritic(lower));
-    }
-    out
-}
-
-/// The combining diacritics block FTS5 treats as part of a token and then removes.
-fn is_diacritic(c: char) -> bool {
-    ('\u{300}'..='\u{36F}').contains(&c)
-}
-
-fn strip_diacritic(c: char) -> char {
-    let mut parts = std::iter::once(c).nfd();
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(base), Some(mark), None) if is_diacritic(mark) && !is_diacritic(base) => base,
-        _ => c,
-    }
 }
 
 /// How often `phrase` (folded tokens) occurs contiguously in `tokens`. An empty phrase occurs

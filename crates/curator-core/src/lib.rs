@@ -16,6 +16,7 @@ mod scope;
 pub mod similarity;
 pub mod time;
 pub mod trust;
+mod unicode61;
 
 pub use id::{
     IdCollision, IdError, IdShape, ObservationId, generate_run_id, is_canonical_hook_id,

@@ -23,7 +23,7 @@ use tantivy::tokenizer::{
 };
 
 /// Version of the schema and analysis; stored as the commit payload of every commit.
-pub(crate) const SCHEMA_VERSION: u32 = 4;
+pub(crate) const SCHEMA_VERSION: u32 = 5;
 
 /// The commit payload that marks an index as written by this schema version.
 pub(crate) fn payload() -> String {
