@@ -11,6 +11,8 @@
 use deadpool_postgres::GenericClient;
 
 use crate::error::{PgError, Result};
+use crate::row::phrase_vector;
+use crate::sql::Table;
 
 /// One embedded migration.
 #[derive(Debug, Clone, Copy)]
@@ -18,26 +20,47 @@ pub(crate) struct Migration {
     pub(crate) version: i32,
     pub(crate) name: &'static str,
     pub(crate) sql: &'static str,
+    /// After its SQL, recompute the phrase vectors that curator's tokenizer derives (the SQL
+    /// cannot: they are built in Rust) for every row with non-ASCII text.
+    pub(crate) retokenize: bool,
 }
 
 /// Every migration this binary knows, in version order (versions are 1, 2, 3… without gaps).
 pub(crate) const MIGRATIONS: &[Migration] = &[
-    Migration { version: 1, name: "init", sql: include_str!("../migrations/0001_init.sql") },
+    Migration {
+        version: 1,
+        name: "init",
+        sql: include_str!("../migrations/0001_init.sql"),
+        retokenize: false,
+    },
     Migration {
         version: 2,
         name: "journal_transactions",
         sql: include_str!("../migrations/0002_journal_transactions.sql"),
+        retokenize: false,
     },
-    Migration { version: 3, name: "trust", sql: include_str!("../migrations/0003_trust.sql") },
+    Migration {
+        version: 3,
+        name: "trust",
+        sql: include_str!("../migrations/0003_trust.sql"),
+        retokenize: false,
+    },
     Migration {
         version: 4,
         name: "run_records",
         sql: include_str!("../migrations/0004_run_records.sql"),
+        retokenize: false,
+    },
+    Migration {
+        version: 5,
+        name: "unicode61_tables",
+        sql: include_str!("../migrations/0005_unicode61_tables.sql"),
+        retokenize: true,
     },
 ];
 
 /// The schema version this binary reads and writes: the newest embedded migration.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// Advisory lock key that serializes migrating openers (any constant unlikely to clash).
 const MIGRATION_LOCK: i64 = 0x6375_7261_746f_7201; // "curator" + 1
@@ -209,6 +232,10 @@ pub(crate) async fn apply(
             source,
         };
         tx.batch_execute(m.sql).await.map_err(failed)?;
+        if m.retokenize {
+            let rows = retokenize(&tx).await.map_err(failed)?;
+            tracing::info!(rows, "recomputed phrase vectors");
+        }
         tx.execute(
             "INSERT INTO schema_version (version, name, checksum) VALUES ($1, $2, $3)",
             &[&m.version, &m.name, &checksum(m.sql)],
@@ -220,6 +247,38 @@ pub(crate) async fn apply(
     }
     tx.commit().await.map_err(fail)?;
     Ok(applied)
+}
+
+/// Recomputes `phrase_tsv` and `token_len` of every row, queued or not, whose title or content
+/// is not ASCII (ASCII text tokenizes the same under every tokenizer curator has shipped).
+/// The row's `version` is left alone: its observation did not change.
+async fn retokenize(tx: &impl GenericClient) -> Result<u64, tokio_postgres::Error> {
+    let mut updated = 0;
+    for table in [Table::Observations, Table::Pending] {
+        let t = table.name();
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT id, title, content FROM {t}
+                     WHERE octet_length(title) <> char_length(title)
+                        OR octet_length(content) <> char_length(content)"
+                ),
+                &[],
+            )
+            .await?;
+        let update = tx
+            .prepare(&format!(
+                "UPDATE {t} SET phrase_tsv = $2::text::tsvector, token_len = $3 WHERE id = $1"
+            ))
+            .await?;
+        for row in rows {
+            let (id, title, content): (String, String, String) =
+                (row.get(0), row.get(1), row.get(2));
+            let (vector, len) = phrase_vector(&title, &content);
+            updated += tx.execute(&update, &[&id, &vector, &len]).await?;
+        }
+    }
+    Ok(updated)
 }
 
 fn connect_error(target: &str, e: tokio_postgres::Error) -> PgError {
