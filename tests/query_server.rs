@@ -174,6 +174,25 @@ fn a_killed_server_leaves_a_socket_that_queries_and_the_next_server_handle() {
 }
 
 #[test]
+fn a_hung_server_delays_a_query_by_the_client_timeout_only() {
+    let dir = seeded("query-server-hung");
+    let (expected, _) = query(&dir, false, &[], "Click the login button");
+    let served = Served::start(&dir);
+    let pid = served.child.id().to_string();
+    // SIGSTOP: the kernel still accepts connections, and nothing ever answers them.
+    assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+    let started = std::time::Instant::now();
+    let (out, by_server) = query(&dir, false, &[], "Click the login button");
+    let waited = started.elapsed();
+    let _ = Command::new("kill").args(["-CONT", &pid]).status();
+    assert!(!by_server);
+    assert_eq!(out, expected);
+    // The client gives up after 2 s (it waited 10 s before); the margin is for a loaded machine.
+    assert!(waited < std::time::Duration::from_secs(7), "waited {waited:?}");
+    served.kill();
+}
+
+#[test]
 fn a_server_stopped_by_sigterm_removes_its_socket() {
     let dir = seeded("query-server-sigterm");
     let mut served = Served::start(&dir);
