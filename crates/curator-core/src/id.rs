@@ -53,7 +53,7 @@ impl ObservationId {
     pub fn parse(s: &str) -> Result<Self, IdError> {
         match word_count(s, "obs") {
             Some(CANONICAL_WORDS | LEGACY_WORDS) => Ok(Self(s.to_owned())),
-            _ => Err(IdError(s.to_owned())),
+            _ => Err(IdError(crate::excerpt(s))),
         }
     }
 
@@ -213,6 +213,15 @@ mod tests {
         let underscored = "obs_apple_brave-cider_delta-eagle-fable-gamma-habit-ivory-joker";
         assert_eq!(ObservationId::parse(underscored).unwrap().shape(), IdShape::Canonical);
         assert_eq!(ObservationId::parse(CANONICAL).unwrap().to_string(), CANONICAL);
+    }
+
+    #[test]
+    fn an_error_repeats_a_huge_id_cut_short() {
+        let huge = format!("obs_{}", "é".repeat(5000));
+        let msg = ObservationId::parse(&huge).unwrap_err().to_string();
+        assert!(msg.len() < 400 && msg.contains("(10004 bytes)"), "{msg}");
+        let short = ObservationId::parse("bad_id").unwrap_err().to_string();
+        assert!(short.ends_with("(got \"bad_id\")"), "{short}");
     }
 
     #[test]

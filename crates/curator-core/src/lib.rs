@@ -7,6 +7,7 @@
 
 pub mod codec;
 pub mod config;
+mod excerpt;
 pub mod fts;
 mod id;
 mod observation;
@@ -18,6 +19,7 @@ pub mod time;
 pub mod trust;
 mod unicode61;
 
+pub use excerpt::excerpt;
 pub use id::{
     IdCollision, IdError, IdShape, ObservationId, generate_run_id, is_canonical_hook_id,
     is_canonical_run_id, is_canonical_suite_id, is_canonical_test_id,

@@ -64,7 +64,7 @@ impl FromStr for Tier {
             "products" | "product" => Ok(Tier::Products),
             "suites" | "suite" => Ok(Tier::Suites),
             "tests" | "test" => Ok(Tier::Tests),
-            other => Err(ScopeError::UnknownTier(other.to_owned())),
+            other => Err(ScopeError::UnknownTier(crate::excerpt(other))),
         }
     }
 }
@@ -125,6 +125,10 @@ impl ScopeName {
         if name.is_empty() {
             return Err(ScopeError::Empty);
         }
+        // Length first, so that the errors below, which repeat the name, repeat a short one.
+        if name.len() > Self::MAX_LEN {
+            return Err(ScopeError::TooLong);
+        }
         if name == "." || name == ".." {
             return Err(ScopeError::DotComponent(name));
         }
@@ -133,9 +137,6 @@ impl ScopeName {
         }
         if name.chars().any(char::is_control) {
             return Err(ScopeError::ControlChar(name));
-        }
-        if name.len() > Self::MAX_LEN {
-            return Err(ScopeError::TooLong);
         }
         Ok(ScopeName(name))
     }

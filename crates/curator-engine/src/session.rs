@@ -37,7 +37,7 @@ pub fn validate_run_id(run_id: &str) -> Result<(), SessionError> {
     if curator_store::is_valid_run_id(run_id) {
         Ok(())
     } else {
-        Err(SessionError::InvalidRunId(run_id.to_owned()))
+        Err(SessionError::InvalidRunId(curator_core::excerpt(run_id)))
     }
 }
 

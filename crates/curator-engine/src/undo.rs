@@ -141,7 +141,7 @@ fn target(run_id: &str, e: &JournalEntry) -> Result<Target, UndoError> {
 /// naming the first conflicting file.
 pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
     if !curator_store::is_valid_run_id(run_id) {
-        return Err(UndoError::InvalidRunId { run_id: run_id.to_owned() });
+        return Err(UndoError::InvalidRunId { run_id: curator_core::excerpt(run_id) });
     }
     let undo_run_id = format!("{UNDO_PREFIX}{run_id}");
     let mut refusal: Option<UndoError> = None;
