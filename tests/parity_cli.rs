@@ -226,6 +226,31 @@ fn memory_disabled_in_the_config_injects_and_curates_nothing() {
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
 }
 
+/// `curatorEnabled: false` skips the curator (§5.1), not the ablation path before it (§8): a
+/// failure a rerun without memory passed is still penalized; any other run curates nothing.
+#[test]
+fn curator_disabled_still_applies_the_ablation_penalty() {
+    let dir = memory_with_one_observation("parity-curator-off");
+    let config = dir.path().join("agent-qa.config.yaml");
+    std::fs::write(
+        config,
+        "services:\n  memory:\n    curatorEnabled: false\ncurator:\n  policy: agent-qa\n",
+    )
+    .unwrap();
+    let (_, err) = dir.curator(&["curate", "-"]).stdin(failed_run("r_plain")).expect_code(0);
+    assert!(err.contains("nothing curated"), "{err}");
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
+    let mut ablated: serde_json::Value = serde_json::from_str(&failed_run("r_ablated")).unwrap();
+    ablated["ablation"] = json!({"status": "passed"});
+    let out = dir.curator(&["--json", "curate", "-"]).stdin(ablated.to_string()).stdout();
+    assert_eq!(json_of(&out)["deprecated"], 1, "{out}");
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.8"));
+    ablated["run_id"] = json!("r_rerun_failed");
+    ablated["ablation"] = json!({"status": "failed"});
+    let (_, err) = dir.curator(&["curate", "-"]).stdin(ablated.to_string()).expect_code(0);
+    assert!(err.contains("nothing curated"), "{err}");
+}
+
 /// A lock held past `curatorLockTimeout`: agent-qa's runCurator answers with a MemoryLog whose
 /// error is "Curator error: Lock acquisition timed out" (§6); curator prints that log, applies
 /// nothing and exits 75 so a harness retries, and the retry applies the run once.

@@ -12,8 +12,8 @@ use anyhow::{Context as _, Result, bail};
 use curator_core::trust::TrustDeltas;
 use curator_engine::breaker::{Breaker, RunOutcome};
 use curator_engine::curate::{
-    AblationStatus, CurateError, Decisions, MemoryLog, RunRecord, RunStatus, UnknownKeys, curate,
-    lock_timeout_log,
+    AblationStatus, CurateCase, CurateError, Decisions, MemoryLog, RunRecord, RunStatus,
+    UnknownKeys, curate, curate_case, lock_timeout_log,
 };
 use curator_engine::providers::{
     DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
@@ -36,16 +36,10 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     if is_stdin(run_record) && args.decisions.as_deref().is_some_and(is_stdin) {
         bail!("the run record and --decisions cannot both read stdin");
     }
-    // agent-qa skips the curator entirely when `curatorEnabled: false` (§5.1), and has no memory
-    // provider at all when `enabled: false` (§2).
-    for (on, key) in [
-        (ctx.config.memory.enabled, "enabled"),
-        (ctx.config.memory.curator_enabled, "curatorEnabled"),
-    ] {
-        if !on {
-            eprintln!("curator: services.memory.{key} is false in the config; nothing curated");
-            return Ok(ExitCode::SUCCESS);
-        }
+    // agent-qa has no memory provider at all when `enabled: false` (§2).
+    if !ctx.config.memory.enabled {
+        eprintln!("curator: services.memory.enabled is false in the config; nothing curated");
+        return Ok(ExitCode::SUCCESS);
     }
     let unknown = unknown_keys(ctx);
     let text = read_input(run_record)?;
@@ -56,6 +50,18 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     curator_engine::session::fill_from_session(store, &mut record).with_context(|| {
         format!("reading the run session of {}", record.run_id.as_deref().unwrap_or("the run"))
     })?;
+    let options = ctx.curate_options();
+    // `curatorEnabled: false` skips the curator (§5.1) but not the ablation path, which penalizes
+    // a failure a rerun without memory proved memory caused before the curator would run (§8).
+    if !ctx.config.memory.curator_enabled
+        && curate_case(&record, &options) != CurateCase::AblationPassed
+    {
+        eprintln!(
+            "curator: services.memory.curatorEnabled is false in the config; nothing curated \
+             (only a failure an ablation rerun blames on memory is)"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let provider: Box<dyn DecisionProvider> = match &args.decisions {
         Some(path) => {
             let text = read_input(path)?;
@@ -66,7 +72,6 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         None if args.llm => Box::new(LlmProvider::new(llm_config(ctx))?),
         None => Box::new(RulesProvider::default()),
     };
-    let options = ctx.curate_options();
     let (log, timed_out) = match curate(store, &record, provider.as_ref(), &options) {
         Ok(log) => (log, None),
         // agent-qa answers with a MemoryLog holding the error (§5.4, §6). Nothing was applied,

@@ -109,7 +109,8 @@ pub enum CurateError {
 }
 
 /// Which path §5 takes for `record`.
-fn curate_case(record: &RunRecord, options: &CurateOptions) -> CurateCase {
+/// Which path a run takes: its status, and the ablation rerun's when ablation is enabled.
+pub fn curate_case(record: &RunRecord, options: &CurateOptions) -> CurateCase {
     match (record.status, record.ablation.filter(|_| options.ablation_enabled)) {
         (RunStatus::Passed, _) => CurateCase::Passed,
         (_, Some(AblationStatus::Passed)) => CurateCase::AblationPassed,
