@@ -283,4 +283,17 @@ fn curate_feeds_the_breaker_like_agent_qa_does_per_test() {
     }
     let status = json_of(&dir.curator(&["--json", "breaker", "status", "nightly"]).stdout());
     assert_eq!(status["tripped"], true, "{status}");
+    // With ablation off agent-qa reruns nothing: a record's ablation result is not a baseline run.
+    std::fs::write(
+        dir.path().join("agent-qa.config.yaml"),
+        "services:\n  memory:\n    ablationEnabled: false\n",
+    )
+    .unwrap();
+    dir.curator(&["breaker", "reset", "nightly"]).stdout();
+    assert!(curate("r_off", "failed", json!([ID_A]), Some("passed")).status.success());
+    let status = json_of(&dir.curator(&["--json", "breaker", "status", "nightly"]).stdout());
+    assert_eq!(
+        (&status["baseline"]["runs"], &status["with_memory"]["runs"]),
+        (&json!(0), &json!(1))
+    );
 }

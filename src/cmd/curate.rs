@@ -144,7 +144,8 @@ fn outcome_note(log: &MemoryLog) -> String {
 /// a run without memory, then the run itself. A cancelled run is not a pass.
 fn record_breaker(ctx: &Context, store: &dyn Store, key: &str, record: &RunRecord) -> Result<()> {
     let config = crate::cmd::breaker::breaker_config(ctx);
-    if let Some(ablation) = record.ablation {
+    // agent-qa reruns a test without memory only with ablation enabled (§8, §9).
+    if let Some(ablation) = record.ablation.filter(|_| ctx.config.memory.ablation_enabled) {
         let passed = ablation == AblationStatus::Passed;
         Breaker::record_in(store, key, RunOutcome { with_memory: false, passed }, &config)?;
     }
