@@ -65,7 +65,7 @@ fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
     found
 }
 
-fn curate_with_llm(name: &str, status: u16, json: bool) -> (Dir, String, String) {
+fn curate_with_llm(name: &str, status: u16, json: bool) -> (Dir, String, String, Option<i32>) {
     let dir = Dir::new(name);
     dir.write(
         &format!("products/acme/{ID_A}.md"),
@@ -94,14 +94,26 @@ fn curate_with_llm(name: &str, status: u16, json: bool) -> (Dir, String, String)
     let out = cmd.output();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (dir, stdout, stderr)
+    (dir, stdout, stderr, out.status.code())
 }
 
 #[test]
 fn an_echoed_api_key_never_reaches_output_logs_or_files() {
     for (status, json) in [(401, false), (500, true), (400, true)] {
-        let (dir, stdout, stderr) = curate_with_llm(&format!("llm-echo-{status}"), status, json);
+        let (dir, stdout, stderr, code) =
+            curate_with_llm(&format!("llm-echo-{status}"), status, json);
         let all = format!("{stdout}\n{stderr}");
+        // agent-qa's curator never throws (§5.1): the MemoryLog holds the error, nothing was
+        // applied, and exit 75 asks for a retry.
+        assert_eq!(code, Some(75), "HTTP {status}: {all}");
+        if json {
+            let log: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let error = log["errors"][0].as_str().unwrap_or_default();
+            assert!(error.starts_with("LLM call failed: "), "{log}");
+            assert_eq!(log["confirmed"], 0, "{log}");
+        } else {
+            assert!(stdout.contains("Memory: warning -- LLM call failed"), "{stdout}");
+        }
         // The call failed, and the person is told what the endpoint said.
         assert!(
             all.contains("does not exist"),

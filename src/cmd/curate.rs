@@ -12,11 +12,11 @@ use anyhow::{Context as _, Result, bail};
 use curator_core::trust::TrustDeltas;
 use curator_engine::breaker::{Breaker, RunOutcome};
 use curator_engine::curate::{
-    AblationStatus, CurateCase, CurateError, Decisions, MemoryLog, RunRecord, RunStatus,
-    UnknownKeys, curate, curate_case, lock_timeout_log,
+    AblationStatus, CurateCase, CurateError, Decisions, LOCK_TIMEOUT_ERROR, MemoryLog, RunRecord,
+    RunStatus, UnknownKeys, curate, curate_case, unapplied_log,
 };
 use curator_engine::providers::{
-    DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, RulesProvider,
+    DecisionProvider, ExplicitProvider, LlmConfig, LlmProvider, ProviderError, RulesProvider,
 };
 use curator_store::Store;
 
@@ -27,9 +27,9 @@ use crate::output;
 /// Largest run record or decisions document read.
 const MAX_INPUT_BYTES: u64 = 16 << 20;
 
-/// Exit code of a `curate` that could not take the curator lock in time (`EX_TEMPFAIL`): nothing
-/// was applied, and trying again later is the remedy.
-pub(crate) const LOCK_TIMEOUT_EXIT: u8 = 75;
+/// Exit code of a `curate` that could not run now (`EX_TEMPFAIL`): the curator lock was not taken
+/// in time, or the LLM call failed. Nothing was applied, and trying again later is the remedy.
+pub(crate) const UNAPPLIED_EXIT: u8 = 75;
 
 pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     let run_record = args.run_record();
@@ -72,17 +72,22 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         None if args.llm => Box::new(LlmProvider::new(llm_config(ctx))?),
         None => Box::new(RulesProvider::default()),
     };
-    let (log, timed_out) = match curate(store, &record, provider.as_ref(), &options) {
+    // agent-qa answers with a MemoryLog holding the error when the lock times out or the LLM
+    // fails (§5.3, §5.4, §6). Nothing was applied, so the exit code asks for a retry, which
+    // applies the run once.
+    let (log, unapplied) = match curate(store, &record, provider.as_ref(), &options) {
         Ok(log) => (log, None),
-        // agent-qa answers with a MemoryLog holding the error (§5.4, §6). Nothing was applied,
-        // so the exit code asks for a retry, which applies the run once.
         Err(CurateError::Store(e @ curator_store::Error::LockTimeout { .. })) => {
-            (lock_timeout_log(&record, &options), Some(e))
+            (unapplied_log(&record, &options, LOCK_TIMEOUT_ERROR), Some(e.to_string()))
+        }
+        Err(CurateError::Provider(e @ (ProviderError::CallFailed(_) | ProviderError::Empty))) => {
+            let error = e.to_string();
+            (unapplied_log(&record, &options, &error), Some(error))
         }
         Err(e) => return Err(e.into()),
     };
     // A retried run was counted the first time: the breaker window must not count it twice.
-    if let Some(key) = args.breaker.as_ref().filter(|_| !log.already_applied && timed_out.is_none())
+    if let Some(key) = args.breaker.as_ref().filter(|_| !log.already_applied && unapplied.is_none())
     {
         record_breaker(ctx, store, key, &record)?;
     }
@@ -91,9 +96,9 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     } else {
         output::print_text(&format!("{}{}", log.summary(), change_lines(&log)))?;
     }
-    if let Some(e) = timed_out {
+    if let Some(e) = unapplied {
         eprintln!("curator: {e}; run {} was not applied, curate it again", log.run_id);
-        return Ok(ExitCode::from(LOCK_TIMEOUT_EXIT));
+        return Ok(ExitCode::from(UNAPPLIED_EXIT));
     }
     if !ctx.json {
         eprintln!("{}", outcome_note(&log));

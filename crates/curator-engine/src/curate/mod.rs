@@ -108,8 +108,7 @@ pub enum CurateError {
     Store(#[from] curator_store::Error),
 }
 
-/// Which path §5 takes for `record`.
-/// Which path a run takes: its status, and the ablation rerun's when ablation is enabled.
+/// Which path (§5) a run takes: its status, and the ablation rerun's when ablation is enabled.
 pub fn curate_case(record: &RunRecord, options: &CurateOptions) -> CurateCase {
     match (record.status, record.ablation.filter(|_| options.ablation_enabled)) {
         (RunStatus::Passed, _) => CurateCase::Passed,
@@ -122,13 +121,13 @@ pub fn curate_case(record: &RunRecord, options: &CurateOptions) -> CurateCase {
 /// agent-qa's error when the curator lock could not be taken in time (§6).
 pub const LOCK_TIMEOUT_ERROR: &str = "Curator error: Lock acquisition timed out";
 
-/// The log agent-qa returns when [`curate`] could not take the lock in time: runCurator never
-/// throws (§5.4), so the error is in the log and nothing changed. The run was not applied; a
-/// later `curate` of the same run applies it once.
-pub fn lock_timeout_log(record: &RunRecord, options: &CurateOptions) -> MemoryLog {
+/// The log agent-qa returns when the curator could not run: runCurator never throws (§5.1,
+/// §5.4), so `error` ([`LOCK_TIMEOUT_ERROR`], or a [`ProviderError`]'s text) is in the log and
+/// nothing changed. The run was not applied; a later `curate` of the same run applies it once.
+pub fn unapplied_log(record: &RunRecord, options: &CurateOptions, error: &str) -> MemoryLog {
     let run_id = record.run_id.clone().unwrap_or_else(|| record.content_run_id());
     let mut log = MemoryLog::new(run_id, curate_case(record, options));
-    log.errors.push(LOCK_TIMEOUT_ERROR.to_owned());
+    log.errors.push(error.to_owned());
     log
 }
 
