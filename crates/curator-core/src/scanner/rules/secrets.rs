@@ -71,7 +71,12 @@ fn is_secret_path(token: &str) -> bool {
         .trim_matches(|c: char| matches!(c, '"' | '\'' | '(' | ')' | ','))
         .trim_end_matches(['.', ':', '!', '?']);
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    // A named variant of a dotenv, netrc or pgpass file (`prod.env`, `backup.pgpass`) is one
+    // too: agent-qa's pattern reads them as secrets, and nothing else has those suffixes.
+    let suffixed =
+        [".env", ".netrc", ".pgpass"].iter().any(|s| base.len() > s.len() && base.ends_with(s));
     SECRET_NAMES.contains(&base)
+        || suffixed
         || base.starts_with(".env.")
         || path.ends_with("/etc/shadow")
         || (path.contains("credentials") && path.contains(['/', '\\', '~', '.', '$']))
@@ -94,10 +99,22 @@ mod tests {
             "~/.pgpass.",
             "/etc/shadow",
             "~/.ssh/id_ed25519",
+            "prod.env",
+            "/srv/secrets.env",
+            "backup.pgpass",
+            "my.netrc",
         ] {
             assert!(is_secret_path(p), "{p}");
         }
-        for p in ["credentials", "the", "log", ".envrc-docs", "environment.md", "file"] {
+        for p in [
+            "credentials",
+            "the",
+            "log",
+            ".envrc-docs",
+            "environment.md",
+            "file",
+            "dev.environment",
+        ] {
             assert!(!is_secret_path(p), "{p}");
         }
     }
