@@ -78,11 +78,13 @@ pub(crate) fn judge(
         };
     };
     // agent-qa: a missing or non-numeric pid makes kill() throw, which it reads as stale.
-    let Some(pid) = json.get("pid").and_then(serde_json::Value::as_u64) else {
+    let Some(pid) = json.get("pid").and_then(pid_of) else {
         return Verdict::Stale("no numeric pid");
     };
-    let Ok(pid) = u32::try_from(pid) else {
-        return Verdict::Stale("pid out of range");
+    // kill(0 or -n, 0) probes a process group, which agent-qa reads as a live holder and then
+    // waits 2·T on; no holder writes such a pid, so it is a dead one.
+    let Some(pid) = u32::try_from(pid).ok().filter(|&pid| pid > 0) else {
+        return Verdict::Stale("pid 0 or below");
     };
     if pid == own_pid {
         return Verdict::Stale("our own pid without our flock: an earlier process with this pid");
@@ -108,13 +110,27 @@ pub(crate) fn judge(
 /// The holder as written in the file, for messages; `None` when the file is not the lock JSON.
 pub(crate) fn holder_of(content: &[u8]) -> Option<LockHolder> {
     let json = parse_json(content)?;
-    let pid = u32::try_from(json.get("pid")?.as_u64()?).ok()?;
+    let pid = u32::try_from(pid_of(json.get("pid")?)?).ok()?;
     let timestamp = match json.get("timestamp") {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
         None => "an unknown time".to_owned(),
     };
     Some(LockHolder { pid, timestamp })
+}
+
+/// The pid as agent-qa's `process.kill(pid, 0)` takes it: a number, or a string holding one
+/// (`"12"`, `12.0`), that equals its 32-bit integer (`pid != (pid | 0)` throws otherwise).
+fn pid_of(value: &serde_json::Value) -> Option<i64> {
+    let n = match value {
+        serde_json::Value::Number(n) => n.as_f64()?,
+        serde_json::Value::String(s) => s.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    let int32 = f64::from(i32::MIN)..=f64::from(i32::MAX);
+    // The range check makes the cast exact.
+    #[allow(clippy::cast_possible_truncation)]
+    (n.fract() == 0.0 && int32.contains(&n)).then_some(n as i64)
 }
 
 fn parse_json(content: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
@@ -179,11 +195,27 @@ mod tests {
     fn agent_qa_rules_apply_when_no_flock_is_held() {
         assert_eq!(verdict(FRESH, true, &probe(Liveness::Alive)), Verdict::Held);
         assert!(matches!(verdict(FRESH, true, &probe(Liveness::Dead)), Verdict::Stale(_)));
-        for bad in ["", "{", "[]", "null", r#"{"timestamp":"x"}"#, r#"{"pid":"4242"}"#] {
+        for bad in ["", "{", "[]", "null", r#"{"timestamp":"x"}"#, r#"{"pid":"x4242"}"#] {
             assert!(
                 matches!(verdict(bad, true, &probe(Liveness::Alive)), Verdict::Stale(_)),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn a_pid_is_read_as_nodes_process_kill_reads_it() {
+        let alive = probe(Liveness::Alive);
+        let stamp = r#""timestamp":"2026-04-10T11:59:00.000Z""#;
+        for pid in ["4242", "4242.0", r#""4242""#, r#"" 4242 ""#] {
+            let file = format!(r#"{{"pid":{pid},{stamp}}}"#);
+            assert_eq!(verdict(&file, true, &alive), Verdict::Held, "{file}");
+            assert_eq!(holder_of(file.as_bytes()).map(|h| h.pid), Some(4242), "{file}");
+        }
+        // Not an int32 (kill() throws: stale), or a process group (curator's rule: stale).
+        for pid in ["4242.5", "4294967296", r#""12abc""#, "true", "0", "-1"] {
+            let file = format!(r#"{{"pid":{pid},{stamp}}}"#);
+            assert!(matches!(verdict(&file, true, &alive), Verdict::Stale(_)), "{file}");
         }
     }
 
