@@ -226,6 +226,21 @@ fn memory_disabled_in_the_config_injects_and_curates_nothing() {
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
 }
 
+/// The MemoryLog's snapshots write a whole trust as agent-qa's `JSON.stringify` does: `1`.
+#[test]
+fn a_whole_trust_is_written_as_javascript_writes_it() {
+    let dir = Dir::new("parity-js-number");
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "Login button needs a valid form", "0.95", "Fill it first."),
+    );
+    let run = json!({"run_id": "r_one", "product": "acme", "test": {"id": TEST, "name": "Login"},
+        "status": "passed", "steps": [{"name": "Log in", "status": "passed", "injected": [ID_A]}]});
+    let out = dir.curator(&["--json", "curate", "-"]).stdin(run.to_string()).stdout();
+    assert_eq!(json_of(&out)["deltas"][0]["after"]["trust"], 1.0, "{out}");
+    assert!(out.contains("\"trust\": 1,") && !out.contains("\"trust\": 1.0"), "{out}");
+}
+
 /// `curatorEnabled: false` skips the curator (§5.1), not the ablation path before it (§8): a
 /// failure a rerun without memory passed is still penalized; any other run curates nothing.
 #[test]

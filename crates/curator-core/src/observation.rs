@@ -63,6 +63,8 @@ pub struct ObservationSnapshot {
     pub id: String,
     pub title: String,
     pub content: String,
+    /// Written as agent-qa's JSON writes it (`1`, not `1.0`).
+    #[serde(serialize_with = "crate::codec::serialize_js_number")]
     pub trust: f64,
     pub created: String,
     pub last_confirmed: String,

@@ -15,6 +15,23 @@ pub fn format_js_number(x: f64) -> String {
     ryu_js::Buffer::new().format(x).to_owned()
 }
 
+/// Serializes `x` as `JSON.stringify` writes it where that differs from `serde_json`: a whole
+/// number without a fraction (`1`, `0`, not `1.0`), so a MemoryLog reads as agent-qa's
+/// dashboard stores it (§5.7). Other values are `serde_json`'s shortest form, which is
+/// JavaScript's for every value a trust can take. (`serde(serialize_with)`.)
+pub fn serialize_js_number<S: serde::Serializer>(
+    x: &f64,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if x.fract() == 0.0 && x.abs() <= MAX_SAFE {
+        // Exact: a whole number within ±2^53 is an i64.
+        #[allow(clippy::cast_possible_truncation)]
+        return serializer.serialize_i64(*x as i64);
+    }
+    serializer.serialize_f64(*x)
+}
+
 /// How `yaml` 2.8.4 writes a number in a document (`stringifyNumber`).
 pub(crate) fn yaml_number(x: f64) -> String {
     if x.is_nan() {
@@ -31,6 +48,15 @@ pub(crate) fn yaml_number(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_numbers_are_written_as_javascript_writes_them() {
+        #[derive(serde::Serialize)]
+        struct T(#[serde(serialize_with = "serialize_js_number")] f64);
+        for (x, s) in [(1.0, "1"), (0.0, "0"), (-0.0, "0"), (0.55, "0.55"), (1e-7, "1e-7")] {
+            assert_eq!(serde_json::to_string(&T(x)).unwrap(), s, "{x}");
+        }
+    }
 
     #[test]
     fn shortest_round_trip_forms_of_the_spec() {
