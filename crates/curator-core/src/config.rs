@@ -595,6 +595,8 @@ impl Block<'_> {
 
     /// An integer at least `min` (zod `z.number().int().min(min)`: `3.0` is an integer too).
     fn int(&self, key: &str, min: u64, default: u64) -> Result<u64, ConfigError> {
+        /// JavaScript's `Number.MAX_SAFE_INTEGER`.
+        const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
         let Some(v) = self.map.get(key) else { return Ok(default) };
         let n = match v {
             Value::Number(n) => n,
@@ -610,9 +612,13 @@ impl Block<'_> {
             if f.fract() != 0.0 || !f.is_finite() {
                 return Err(self.err(key, format!("must be an integer, got {}", show(v))));
             }
-            (0.0..=9_007_199_254_740_992.0).contains(&f).then_some(f as u64)
+            // Past 2^53 the value only has to fail the safe-integer test below.
+            (f >= 0.0).then_some(if f > MAX_SAFE_INTEGER as f64 { u64::MAX } else { f as u64 })
         };
         match int {
+            // zod's `.int()` takes safe integers only (`Number.isSafeInteger`).
+            Some(u) if u > MAX_SAFE_INTEGER => Err(self
+                .err(key, format!("must be a safe integer (at most 2^53 - 1), got {}", show(v)))),
             Some(u) if u >= min => Ok(u),
             _ => Err(self.err(key, format!("must be an integer >= {min}, got {}", show(v)))),
         }

@@ -143,6 +143,17 @@ fn integer_keys_reject_below_minimum_fractions_and_strings() {
             format!("services.memory.{key}: must be an integer, got \"ten\"")
         );
         assert!(parse(&memory_with(key, &min.to_string())).is_ok(), "{key}: {min}");
+        // zod takes safe integers only; 2^53 + 1 is not even one to JavaScript.
+        for unsafe_int in ["9007199254740993", "9007199254740992"] {
+            assert_eq!(
+                error(&memory_with(key, unsafe_int)),
+                format!(
+                    "services.memory.{key}: must be a safe integer (at most 2^53 - 1), got {unsafe_int}"
+                )
+            );
+        }
+        assert!(parse(&memory_with(key, "9007199254740991")).is_ok(), "{key}: 2^53 - 1");
+        assert!(error(&memory_with(key, "1e300")).contains("must be a safe integer"), "{key}");
     }
     // An integral float is an integer, as in JavaScript.
     assert_eq!(parse(&memory_with("maxInjections", "4.0")).unwrap().memory.max_injections, 4);
