@@ -68,10 +68,15 @@ fn add_retried_with_its_idempotency_key_writes_once() {
     assert_eq!((&again["id"], &again["already_applied"]), (&first["id"], &true.into()));
     let files = std::fs::read_dir(dir.root().join("tests/t_a")).unwrap().count();
     assert_eq!(files, 1, "the retry wrote no second observation");
-    // The key names that add: another scope under it is refused, and nothing is written.
+    // The key names that add: another scope or body under it is refused, and nothing is written.
     let (_, err) = add("t_b").expect_code(1);
     assert!(err.contains("the key was used for another change"), "{err}");
     assert!(!dir.root().join("tests/t_b").exists());
+    let other_body = ["add", "--tier", "tests", "--scope", "t_a", "--title", "Login: slow"];
+    let mut other_body = other_body.to_vec();
+    other_body.extend(["--source-test", "t_a", "--idempotency-key", "step-4", "Wait 5 s."]);
+    dir.curator(&other_body).expect_code(1);
+    assert_eq!(std::fs::read_dir(dir.root().join("tests/t_a")).unwrap().count(), 1);
     // Undone, the key is free again, as a run id is.
     dir.curator(&["undo", "req-step-4"]).stdout();
     let after: serde_json::Value = serde_json::from_str(&add("t_a").stdout()).unwrap();

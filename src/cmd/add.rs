@@ -35,8 +35,8 @@ pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<ExitCode> {
     store.transact(Some(&run_id), &mut |tx| {
         if let Some(earlier) = once::earlier(tx, key)? {
             let e = &earlier.entry;
-            let same =
-                e.action == Action::Add && e.tier == tier.dir_name() && e.scope == scope.as_str();
+            let same = e.action == Action::Add
+                && once::adds(e, tier.dir_name(), scope.as_str(), &args.title, &content);
             if let (true, Ok(id)) = (same, ObservationId::parse(&e.id)) {
                 written = Some((id, true));
                 return Ok(());

@@ -68,6 +68,15 @@ impl Earlier {
     }
 }
 
+/// Whether `entry` wrote an observation titled `title` with `content` into `tier`/`scope`: the
+/// add a retried create or proposal asks for. A key sent again with another body names another
+/// request, which is refused rather than answered with the first one's observation.
+pub fn adds(entry: &JournalEntry, tier: &str, scope: &str, title: &str, content: &str) -> bool {
+    entry.tier == tier
+        && entry.scope == scope
+        && entry.after.as_ref().is_some_and(|a| a.title == title && a.content == content)
+}
+
 /// The standing change `key` already made, read inside the caller's transaction (so a
 /// concurrent retry waits for the lock and then sees the first one's change). `None` without
 /// a key, and for a key never used or whose change was undone.

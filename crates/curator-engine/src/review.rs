@@ -154,7 +154,20 @@ pub fn propose(
     let mut outcome: Option<Result<ReviewOutcome, ReviewError>> = None;
     store.transact(Some(&run_id), &mut |tx| {
         if let Some(earlier) = once::earlier(tx, key)? {
-            outcome = Some(replayed_proposal(tx, earlier));
+            let e = &earlier.entry;
+            let same = matches!(e.action, Action::Propose | Action::Add)
+                && once::adds(
+                    e,
+                    tier.dir_name(),
+                    scope.as_str(),
+                    &observation.title,
+                    &observation.content,
+                );
+            outcome = Some(if same {
+                replayed_proposal(tx, &earlier)
+            } else {
+                Err(ReviewError::KeyReused { reason: earlier.describe() })
+            });
             return Ok(());
         }
         let mut observation = observation.clone();
@@ -181,15 +194,12 @@ pub fn propose(
 }
 
 /// The proposal a retried request already wrote, where it is now (approved, still queued, or
-/// rejected); refused when the key made another kind of change.
+/// rejected).
 fn replayed_proposal(
     tx: &mut dyn Transaction,
-    earlier: once::Earlier,
+    earlier: &once::Earlier,
 ) -> Result<ReviewOutcome, ReviewError> {
     let entry = &earlier.entry;
-    if !matches!(entry.action, Action::Propose | Action::Add) {
-        return Err(ReviewError::KeyReused { reason: earlier.describe() });
-    }
     let place = match ObservationId::parse(&entry.id) {
         Ok(id) if tx.get(&id)?.is_some() => Some(curator_store::Place::Memory),
         Ok(id) if queued(tx, &id)?.is_some() => Some(curator_store::Place::Pending),

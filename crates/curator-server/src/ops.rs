@@ -18,7 +18,7 @@ use axum::http::{HeaderMap, StatusCode};
 use curator_core::trust::{self, Contradiction};
 use curator_core::{Observation, ObservationId, ScopeName, SnapshotEntry, SuitePlacement, Tier};
 use curator_engine::once::{self, IdempotencyKey};
-use curator_store::{Action, StoredObservation, Transaction};
+use curator_store::{Action, JournalEntry, StoredObservation, Transaction};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -90,7 +90,7 @@ impl Once {
     fn earlier(
         &self,
         tx: &mut dyn Transaction,
-        fits: &dyn Fn(&curator_store::JournalEntry) -> bool,
+        fits: &dyn Fn(&JournalEntry) -> bool,
     ) -> Result<Option<Changed>, ApiError> {
         let Some(earlier) = once::earlier(tx, self.key())? else { return Ok(None) };
         let entry = &earlier.entry;
@@ -213,7 +213,11 @@ pub(crate) fn create(
     let run_id = once.run_id();
     let mut outcome: Option<Result<Changed, ApiError>> = None;
     state.store().transact(Some(&run_id), &mut |tx| {
-        if let Some(done) = once.earlier(tx, &|e| e.action == Action::Add).transpose() {
+        let same = |e: &JournalEntry| {
+            e.action == Action::Add
+                && once::adds(e, tier.dir_name(), scope.as_str(), &title, &content)
+        };
+        if let Some(done) = once.earlier(tx, &same).transpose() {
             outcome = Some(done);
             return Ok(());
         }
@@ -250,16 +254,22 @@ pub(crate) fn create(
 
 /// The one-observation change every mutation below shares: read fresh under the lock, decide,
 /// write or delete.
+///
+/// `made` says whether a journaled change is the one this request makes (its kind, and for an
+/// edit its values): a retry with the request's key is answered with it, any other change
+/// under that key is 409.
 fn change(
     state: &AppState,
     id: &ObservationId,
     once: &Once,
+    made: &dyn Fn(&JournalEntry) -> bool,
     decide: &dyn Fn(&Observation) -> Result<Decided, ApiError>,
 ) -> Result<Changed, ApiError> {
     let run_id = once.run_id();
     let mut outcome: Option<Result<Changed, ApiError>> = None;
     state.store().transact(Some(&run_id), &mut |tx| {
-        if let Some(done) = once.earlier(tx, &|e| e.id == id.as_str()).transpose() {
+        let same = |e: &JournalEntry| e.id == id.as_str() && made(e);
+        if let Some(done) = once.earlier(tx, &same).transpose() {
             outcome = Some(done);
             return Ok(());
         }
@@ -312,7 +322,15 @@ pub(crate) fn edit(
     let content = edit.content.as_deref().map(|c| check_text("content", c)).transpose()?;
     let trust = edit.trust.map(check_trust).transpose()?;
     let reasoning = edit.reasoning.unwrap_or_else(|| "edited by a person".to_owned());
-    let mut changed = change(state, id, once, &|before| {
+    let made = |e: &JournalEntry| {
+        e.action == Action::Edit
+            && e.after.as_ref().is_some_and(|a| {
+                title.as_ref().is_none_or(|t| a.title == *t)
+                    && content.as_ref().is_none_or(|c| a.content == *c)
+                    && trust.is_none_or(|t| a.trust == t)
+            })
+    };
+    let mut changed = change(state, id, once, &made, &|before| {
         let mut after = before.clone();
         if let Some(t) = &title {
             after.title.clone_from(t);
@@ -341,7 +359,8 @@ pub(crate) fn confirm(
     let deltas = state.engine().deltas;
     let now = curator_core::time::now_iso();
     let reasoning = reasoning.unwrap_or_else(|| "confirmed by a person".to_owned());
-    let mut changed = change(state, id, once, &|before| {
+    let made = |e: &JournalEntry| e.action == Action::Confirm;
+    let mut changed = change(state, id, once, &made, &|before| {
         let mut after = before.clone();
         after.trust = trust::confirm(before.trust, &deltas);
         after.confirmed_count += 1;
@@ -363,7 +382,9 @@ pub(crate) fn deprecate(
 ) -> Result<Changed, ApiError> {
     let deltas = state.engine().deltas;
     let reasoning = reasoning.unwrap_or_else(|| "deprecated by a person".to_owned());
-    let mut changed = change(state, id, once, &|before| {
+    // A deprecation to trust 0 deletes the file (journaled as a delete).
+    let made = |e: &JournalEntry| matches!(e.action, Action::Deprecate | Action::Delete);
+    let mut changed = change(state, id, once, &made, &|before| {
         Ok(match trust::contradict(before.trust, &deltas) {
             Contradiction::Deleted => Decided::Delete(reasoning.clone()),
             Contradiction::Lowered(next) => {
@@ -388,7 +409,8 @@ pub(crate) fn delete(
     once: &Once,
 ) -> Result<Changed, ApiError> {
     let reasoning = reasoning.unwrap_or_else(|| "deleted by a person".to_owned());
-    change(state, id, once, &|_| Ok(Decided::Delete(reasoning.clone())))
+    let made = |e: &JournalEntry| e.action == Action::Delete;
+    change(state, id, once, &made, &|_| Ok(Decided::Delete(reasoning.clone())))
 }
 
 /// Reads one observation (404 when unknown).

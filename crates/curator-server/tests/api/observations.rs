@@ -295,10 +295,24 @@ async fn a_retried_write_with_an_idempotency_key_is_applied_once() {
     assert_eq!(retried.json()["id"], made.json()["id"]);
     let listed = get(&app, "/api/v1/observations?tier=products&scope=acme-shop").await.json();
     assert_eq!(listed["total"], 8, "one new observation");
-    // A key that named another change is refused; a malformed key is a bad request.
+    // A key that named another change is refused, also another change of the same observation
+    // or another body; a malformed key is a bad request.
     keyed(&app, "POST", &format!("{base}/deprecate"), "add-coupon", &reason)
         .await
         .error(409, "idempotency_key_reused");
+    for (method, uri, body) in [
+        ("POST", format!("{base}/deprecate"), reason.clone()),
+        ("DELETE", base.clone(), reason.clone()),
+        ("PATCH", base.clone(), json!({"trust": 0.1})),
+    ] {
+        keyed(&app, method, &uri, "confirm-1", &body).await.error(409, "idempotency_key_reused");
+    }
+    let mut other = new.clone();
+    other["title"] = json!("Another fact altogether");
+    keyed(&app, "POST", "/api/v1/observations", "add-coupon", &other)
+        .await
+        .error(409, "idempotency_key_reused");
+    assert_eq!(get(&app, &base).await.json()["trust"], 0.9, "nothing was applied");
     keyed(&app, "POST", &format!("{base}/deprecate"), "bad key!", &reason)
         .await
         .error(400, "bad_request");

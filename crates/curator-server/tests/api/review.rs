@@ -129,6 +129,10 @@ async fn a_proposal_retried_with_its_key_is_queued_once() {
     keyed(&app, "POST", "/api/v1/pending", "confirm-1", &body)
         .await
         .error(409, "idempotency_key_reused");
+    // Nor can a proposal's key name another proposal.
+    keyed(&app, "POST", "/api/v1/pending", "memo-7", &proposal("Another fact"))
+        .await
+        .error(409, "idempotency_key_reused");
     keyed(&app, "POST", "/api/v1/pending", "no/slash", &body).await.error(400, "bad_request");
 }
 
