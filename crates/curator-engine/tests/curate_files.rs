@@ -231,4 +231,12 @@ fn a_curated_run_keeps_what_it_reported_even_when_it_changed_nothing() {
     curate(&store, &record, &provider, &CurateOptions::default()).unwrap();
     assert_eq!(load_kept_run(&store, "r-kept").unwrap().unwrap().steps, kept.steps);
     assert_eq!(load_kept_run(&store, "r-other").unwrap(), None);
+    // Another record sent under a run id already applied changes nothing, its kept record
+    // included (it was written before the application stood; the record is what the UI shows).
+    let mut other = support::record("passed", json!([{"name": "Other", "status": "passed"}]));
+    other["run_id"] = json!("r-kept");
+    let other = RunRecord::from_value(&other).unwrap();
+    let log = curate(&store, &other, &provider, &CurateOptions::default()).unwrap();
+    assert!(log.already_applied && log.is_empty(), "{log:?}");
+    assert_eq!(load_kept_run(&store, "r-kept").unwrap().unwrap().steps, kept.steps);
 }

@@ -155,12 +155,15 @@ pub fn curate(
         log.curator_duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(log)
     };
-    // What the run reported is kept first, so even a run that changes nothing is on record.
-    kept_run::keep(store, record, &run_id, &now)?;
-    // A retry is answered before the provider is asked; the check under the lock decides.
+    // A retry is answered before the provider is asked; the check under the lock decides. It
+    // leaves the record kept by the application that stands: a record sent again under the
+    // same run id, with other content, must not replace what the UI shows for that run.
     if already_applied(&mut |f| store.journal(f), &run_id, &mut log)? {
         return finish(log);
     }
+    // What the run reported is kept before it is applied, so even a run that changes nothing
+    // is on record.
+    kept_run::keep(store, record, &run_id, &now)?;
     let answer = if case == CurateCase::Passed {
         let existing = run_observations(store, record)?;
         let answer = provider.decide(&CuratorInput { record, existing: &existing })?;
