@@ -211,7 +211,7 @@ fn eight_concurrent_writers_of_fifty_runs_each_lose_no_update() {
     for id in [ID_A, ID_B] {
         let o = json_of(&ok(curator(&root, &url, &["--json", "show", id])).0);
         assert_eq!(o["confirmed_count"].as_u64(), Some(total), "{o}");
-        assert_eq!(o["trust"], json!(1.0), "{o}");
+        assert_eq!(o["trust"], 1.0, "{o}");
         let history = json_of(&ok(curator(&root, &url, &["--json", "history", id])).0);
         let confirms = history
             .as_array()

@@ -68,10 +68,11 @@ fn a_failed_run_contradicts_only_the_first_failed_steps_injections_as_listed() {
     let log = run(&store, record("failed", steps(&ids)));
     assert_eq!(log.case, CurateCase::Failed);
     assert!(log.errors.is_empty(), "{:?}", log.errors);
-    // §5.5 "for each id (in order)": `both`, listed twice in the failed step, twice.
-    assert_eq!((trust(&store, &ids.failed), trust(&store, &ids.both)), (0.4, 0.3));
+    // `both`, listed twice in the failed step, is contradicted once: one failure is one piece
+    // of evidence (agent-qa's policy contradicts it twice, see below).
+    assert_eq!((trust(&store, &ids.failed), trust(&store, &ids.both)), (0.4, 0.4));
     assert_eq!((trust(&store, &ids.early), trust(&store, &ids.later)), (0.5, 0.5));
-    assert_eq!((log.deprecated, log.added, log.confirmed), (3, 0, 0));
+    assert_eq!((log.deprecated, log.added, log.confirmed), (2, 0, 0));
     assert_eq!(
         log.deltas[0].reasoning,
         format!("Failure contradicted injected observation {}", ids.failed)

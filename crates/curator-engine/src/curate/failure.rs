@@ -3,11 +3,13 @@
 //! A failed or cancelled run without an ablation result blames only what was injected into the
 //! *first* failed step: that step is where memory could have misled the agent, and earlier steps
 //! passed with their memory. No observation is added, no LLM is called, no suite cleanup runs.
-//! Ids come from the injection record, so there is no known-id check; an id listed twice in the
-//! step is contradicted twice, as agent-qa does (it lists an id twice when it injected it from two
-//! folders; curator never does, but a record written by agent-qa may).
+//! Ids come from the injection record, so there is no known-id check. An id listed twice in the
+//! step (agent-qa lists one twice when it injected it from two folders; curator never does, but
+//! a record written by agent-qa may) is contradicted once: one failure is one piece of evidence.
+//! `curator.policy: agent-qa` contradicts it twice, as agent-qa's "for each id" does.
 
 use curator_core::ObservationId;
+use curator_core::config::BlamePolicy;
 use curator_core::trust::TrustDeltas;
 use curator_store::Transaction;
 
@@ -15,12 +17,18 @@ use super::apply::contradict;
 use super::memory_log::MemoryLog;
 use super::run_record::RunRecord;
 
-/// The ids §5.5 contradicts: the first failed step's injections, in order ("for each id").
-pub(crate) fn first_failed_step_ids(record: &RunRecord) -> Vec<String> {
+/// The ids §5.5 contradicts: the first failed step's injections, in order ("for each id"),
+/// each once unless `policy` is agent-qa's.
+pub(crate) fn first_failed_step_ids(record: &RunRecord, policy: BlamePolicy) -> Vec<String> {
     let Some(step) = record.steps.iter().find(|s| s.is_failed()) else {
         return Vec::new();
     };
-    step.injected_ids().to_vec()
+    let mut ids = step.injected_ids().to_vec();
+    if policy != BlamePolicy::AgentQa {
+        let mut seen = std::collections::HashSet::new();
+        ids.retain(|id| seen.insert(id.clone()));
+    }
+    ids
 }
 
 /// Contradicts each id once with `reasoning(id)`; per-id failures become log errors with

@@ -215,8 +215,8 @@ pub fn curate(
                 log.exonerated = ablation::exonerate(tx, record, &mut log);
             }
             // §5.5, and §8 as agent-qa applies it: the first failed step's injections.
-            (_, _) => {
-                let ids = failure::first_failed_step_ids(record);
+            (_, policy) => {
+                let ids = failure::first_failed_step_ids(record, policy);
                 failure::contradict_ids(tx, &ids, &deltas, &failure::failure_reasoning, &mut log);
                 if auto_review {
                     gate::reject_failed_step(tx, record, &mut log);
