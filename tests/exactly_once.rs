@@ -218,9 +218,16 @@ fn undo_curate_undo_acts_on_each_generation(pg: bool) {
     let second = json_of(&env.ok(&["--json", "undo", "r_gen"], None));
     assert_eq!(second["generation"], 2);
     assert_eq!(env.snapshot(), original, "the second undo reverts the second application");
+    // A retried undo succeeds and changes nothing: what it asked for stands.
     let (code, _, stderr) = env.run(&["undo", "r_gen"], None);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("run r_gen was already undone"), "{stderr}");
+    assert_eq!(env.snapshot(), original);
+    let retried = json_of(&env.ok(&["--json", "undo", "r_gen"], None));
+    assert_eq!(
+        (&retried["already_applied"], &retried["undo_run_id"]),
+        (&json!(true), &json!("undo-r_gen"))
+    );
     // Undoing the undo brings generation 2 back; curating then changes nothing.
     env.ok(&["undo", "undo-r_gen"], None);
     assert_eq!(trust_of(&env, ID_A), (0.55, 1));

@@ -243,7 +243,17 @@ fn rm_deletes_and_journals() {
     assert!(!dir.root().join(format!("products/acme/{ID_A}.md")).exists());
     let journal = std::fs::read_to_string(dir.root().join(".curator/journal.jsonl")).unwrap();
     assert!(journal.contains("\"action\":\"delete\"") && journal.contains("obsolete"), "{journal}");
-    dir.curator(&["rm", ID_A]).expect_code(1);
+    // A retried rm succeeds and changes nothing; an id that never existed is still an error.
+    let (_, err) = dir.curator(&["rm", ID_A]).expect_code(0);
+    assert!(err.contains("was already deleted"), "{err}");
+    let again: serde_json::Value =
+        serde_json::from_str(&dir.curator(&["--json", "rm", ID_A]).stdout()).unwrap();
+    assert_eq!((&again["already_applied"], &again["scope"]), (&true.into(), &"acme".into()));
+    assert_eq!(
+        std::fs::read_to_string(dir.root().join(".curator/journal.jsonl")).unwrap(),
+        journal
+    );
+    dir.curator(&["rm", ID_B]).expect_code(1);
 }
 
 #[test]

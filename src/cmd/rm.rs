@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use curator_core::ObservationId;
-use curator_store::Action;
+use curator_store::{Action, JournalFilter, Store};
 
 use crate::args::RmArgs;
 use crate::context::Context;
@@ -13,7 +13,13 @@ use crate::output;
 pub(crate) fn run(ctx: &Context, args: &RmArgs) -> Result<ExitCode> {
     let id = ObservationId::parse(&args.id)?;
     let store = ctx.store()?;
-    let stored = store.get(&id)?;
+    let stored = match store.get(&id) {
+        Ok(stored) => stored,
+        Err(e @ curator_store::Error::NotFound { .. }) => {
+            return already_deleted(ctx, store.as_ref(), &id).unwrap_or(Err(e.into()));
+        }
+        Err(e) => return Err(e.into()),
+    };
     store.transact(None, &mut |tx| {
         tx.delete(stored.tier, &stored.scope, &id, Action::Delete, &args.reason)
     })?;
@@ -27,4 +33,32 @@ pub(crate) fn run(ctx: &Context, args: &RmArgs) -> Result<ExitCode> {
         output::print_text(&format!("deleted {id} ({}/{})\n", stored.tier, stored.scope))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A retried `rm` (the first one's answer was lost): when the journal's last change of `id`
+/// deleted it, what was asked for stands, so it succeeds and says so. `None` otherwise (an id
+/// that never existed stays an error).
+fn already_deleted(
+    ctx: &Context,
+    store: &dyn Store,
+    id: &ObservationId,
+) -> Option<Result<ExitCode>> {
+    let filter = JournalFilter { id: Some(id.as_str().to_owned()), run_id: None };
+    let last = store.journal(&filter).ok()?.pop()?;
+    if last.after.is_some() {
+        return None;
+    }
+    let run = last.run_id.unwrap_or_default();
+    let printed = if ctx.json {
+        output::print_json(&serde_json::json!({
+            "deleted": id.as_str(),
+            "tier": last.tier,
+            "scope": last.scope,
+            "already_applied": true,
+        }))
+    } else {
+        eprintln!("curator: {id} was already deleted (run {run}); nothing changed");
+        Ok(())
+    };
+    Some(printed.map(|()| ExitCode::SUCCESS))
 }
