@@ -257,6 +257,23 @@ fn rm_deletes_and_journals() {
 }
 
 #[test]
+fn lint_removes_the_lock_a_killed_writer_left_with_its_temp_name() {
+    let dir = Dir::new("lint-lock-temp");
+    dir.write(&format!("products/acme/{ID_A}.md"), observation_file(ID_A, "A fact", "0.9", "a"));
+    // What `add` killed while holding the lock leaves: the lock and its hidden second name,
+    // both naming a pid that no longer runs.
+    let lock = r#"{"pid":4000000000,"timestamp":"2026-01-01T00:00:00.000Z"}"#;
+    dir.write(".curator.lock", lock);
+    let temp = dir.write("..curator.lock.tmp-4000000000-00112233aabbccdd", lock);
+    let (out, err) = dir.curator(&["lint"]).expect_code(0);
+    assert!(!temp.exists(), "{out}{err}");
+    assert!(!dir.root().join(".curator.lock").exists(), "{out}{err}");
+    assert!(format!("{out}{err}").contains("lock temp of a dead writer removed"), "{out}{err}");
+    let (out, _) = dir.curator(&["lint"]).expect_code(0);
+    assert!(!out.contains("removed"), "a second lint has nothing to do: {out}");
+}
+
+#[test]
 fn lint_is_clean_on_good_files_and_exits_3_naming_each_problem() {
     let dir = Dir::new("lint");
     dir.write(&format!("products/acme/{ID_A}.md"), observation_file(ID_A, "A fact", "0.9", "a"));

@@ -385,18 +385,23 @@ impl Store for FileStore {
         self.journal.read(filter)
     }
 
-    /// Takes the lock only when the journal ends in an open transaction, so a `lint` of a
-    /// healthy root writes nothing.
+    /// Takes the lock only when the journal ends in an open transaction or a dead writer left
+    /// a temp of the lock file (taking the lock removes those), so a `lint` of a healthy root
+    /// writes nothing.
     fn recover(&self) -> Result<Vec<Recovered>> {
-        if self.journal.open_transactions()?.is_empty() {
+        let lock_temps = dead_temps(&self.lock_path(), &SystemProbe);
+        if self.journal.open_transactions()?.is_empty() && lock_temps.is_empty() {
             return Ok(Vec::new());
         }
         let guard =
             acquire_lock(&self.lock_path(), &LockOptions { timeout: self.options.lock_timeout })?;
         let recovered = recovery::recover(self);
         let released = guard.release();
-        let recovered = recovered?;
+        let mut recovered = recovered?;
         released?;
+        for temp in lock_temps.into_iter().filter(|t| !t.path.exists()) {
+            recovered.push(Recovered::new(&temp.path, "lock temp of a dead writer removed".into()));
+        }
         Ok(recovered)
     }
 
