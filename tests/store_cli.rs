@@ -257,6 +257,19 @@ fn rm_deletes_and_journals() {
 }
 
 #[test]
+fn lint_of_a_folder_without_tiers_asks_whether_it_is_the_root() {
+    let dir = Dir::new("lint-no-tiers");
+    for tier in ["products", "suites", "tests"] {
+        std::fs::remove_dir(dir.root().join(tier)).unwrap();
+    }
+    let (_, err) = dir.curator(&["lint"]).expect_code(0);
+    assert!(err.contains("holds no products/, suites/ or tests/ folder"), "{err}");
+    std::fs::create_dir(dir.root().join("tests")).unwrap();
+    let (_, err) = dir.curator(&["lint"]).expect_code(0);
+    assert!(!err.contains("holds no"), "{err}");
+}
+
+#[test]
 fn lint_removes_the_lock_a_killed_writer_left_with_its_temp_name() {
     let dir = Dir::new("lint-lock-temp");
     dir.write(&format!("products/acme/{ID_A}.md"), observation_file(ID_A, "A fact", "0.9", "a"));

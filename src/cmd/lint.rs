@@ -14,7 +14,7 @@ use anyhow::Result;
 use curator_store::{JournalFilter, ListFilter, Recovered};
 use serde::Serialize;
 
-use crate::context::Context;
+use crate::context::{Context, StoreChoice};
 use crate::output;
 
 /// Exit code when lint finds problems.
@@ -75,6 +75,18 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
             report.observations,
             report.problems.len()
         );
+        // An empty root is a fine memory (agent-qa creates the tiers on its first write), but
+        // a root with none of them is more often a wrong --root than a new one.
+        let tiers = ["products", "suites", "tests"];
+        if matches!(ctx.store, StoreChoice::Files)
+            && !tiers.iter().any(|t| ctx.root.join(t).is_dir())
+        {
+            eprintln!(
+                "curator: {} holds no products/, suites/ or tests/ folder: is --root the memory \
+                 root? (`curator init` creates them)",
+                ctx.root.display()
+            );
+        }
     }
     Ok(if report.problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_PROBLEMS) })
 }
