@@ -297,3 +297,40 @@ fn curate_feeds_the_breaker_like_agent_qa_does_per_test() {
         (&json!(0), &json!(1))
     );
 }
+
+/// A journal line damaged by hand could be one of a run's changes: `undo` refuses, naming the
+/// line, rather than revert the changes it can read and report the run undone.
+#[test]
+fn undo_refuses_while_a_journal_line_cannot_be_read() {
+    let dir = seeded("undo-damaged-journal");
+    let record = run_record(
+        "r_two",
+        "passed",
+        json!([{"name": "x", "status": "passed", "injected": [ID_A, ID_B]}]),
+    );
+    dir.curator(&["curate", "-"]).stdin(record).stdout();
+    let files = || {
+        (
+            dir.read(&format!("products/acme/{ID_A}.md")),
+            dir.read(&format!("products/acme/{ID_B}.md")),
+        )
+    };
+    let confirmed = files();
+    let journal_path = dir.root().join(".curator/journal.jsonl");
+    let journal = std::fs::read_to_string(&journal_path).unwrap();
+    let lines: Vec<&str> = journal.lines().collect();
+    let victim = lines.iter().position(|l| l.contains(ID_A) && l.contains("\"confirm\"")).unwrap();
+    let damaged: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| if i == victim { "{\"hello\":1}" } else { l })
+        .collect();
+    std::fs::write(&journal_path, damaged.join("\n") + "\n").unwrap();
+    let (_, err) = dir.curator(&["undo", "r_two"]).expect_code(1);
+    assert!(err.contains(&format!("line {}", victim + 1)), "{err}");
+    assert_eq!(files(), confirmed, "nothing was reverted");
+    // Once the line is put back, the run is undone whole.
+    std::fs::write(&journal_path, &journal).unwrap();
+    dir.curator(&["undo", "r_two"]).stdout();
+    assert!(files().0.contains("trust: 0.5") && files().1.contains("trust: 0.1"), "{:?}", files());
+}

@@ -143,6 +143,9 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
     if !curator_store::is_valid_run_id(run_id) {
         return Err(UndoError::InvalidRunId { run_id: curator_core::excerpt(run_id) });
     }
+    // A damaged line could be one of the run's changes: reverting the others would undo part
+    // of the run and say it undid all of it.
+    store.check_journal()?;
     let undo_run_id = format!("{UNDO_PREFIX}{run_id}");
     let mut refusal: Option<UndoError> = None;
     let mut reverted = Vec::new();

@@ -425,6 +425,12 @@ impl Journal {
         Ok(entries)
     }
 
+    /// Reads every line (keeping none): the first line that is neither an entry nor a marker
+    /// is an error naming it.
+    pub(crate) fn check(&self) -> Result<()> {
+        self.read_where(&[], &|_| false, None).map(drop)
+    }
+
     /// Every run's outcome evidence that counts: the [`Action::Evidence`] and
     /// [`Action::Retract`] entries of committed transactions (and of `own`, the caller's open
     /// one), folded in journal order. Only lines holding an `"evidence":` key are parsed.

@@ -385,6 +385,10 @@ impl Store for FileStore {
         self.journal.read(filter)
     }
 
+    fn check_journal(&self) -> Result<()> {
+        self.journal.check()
+    }
+
     /// Takes the lock only when the journal ends in an open transaction or a dead writer left
     /// a temp of the lock file (taking the lock removes those), so a `lint` of a healthy root
     /// writes nothing.
