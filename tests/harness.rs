@@ -294,3 +294,33 @@ fn identity_defaults_to_home_dot_curator() {
     cmd.cmd.args(["context", "--role", "worker"]);
     assert!(cmd.stdout().contains("from home"));
 }
+
+/// What a killed pass leaves beside its files (temps of atomic writes, a half-written cut of
+/// raw.md) is removed by the next pass; a live writer's temp in the shared identity folder is
+/// not.
+#[test]
+fn the_next_pass_removes_what_a_killed_pass_left() {
+    let dir = Dir::new("harness-temps");
+    harness(&dir, &["append", "--role", "worker", "--feature", "F-001", "seed first"]).stdout();
+    harness(&dir, &["curate", "--trigger", "manual"]).stdout();
+    let memory = state(&dir).join("memory");
+    let identity = dir.path().join("identity");
+    std::fs::create_dir_all(&identity).unwrap();
+    let dead = "4000000000-00112233aabbccdd";
+    let left = [
+        memory.join(format!(".MEMORY.md.tmp-{dead}")),
+        memory.join(".raw.md.cut-Xy12ab"),
+        state(&dir).join(format!(".issues.json.tmp-{dead}")),
+        identity.join(format!(".planner.md.tmp-{dead}")),
+    ];
+    for path in &left {
+        std::fs::write(path, "half").unwrap();
+    }
+    let live = identity.join(format!(".worker.md.tmp-{}-00112233aabbccdd", std::process::id()));
+    std::fs::write(&live, "another mission's pass, running").unwrap();
+    let (_, err) = harness(&dir, &["curate", "--trigger", "manual"]).expect_code(0);
+    for path in &left {
+        assert!(!path.exists(), "{} is still there: {err}", path.display());
+    }
+    assert!(live.exists(), "a live writer's temp is left alone");
+}

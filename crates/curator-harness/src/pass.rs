@@ -596,7 +596,37 @@ impl Harness {
             }
         }
         notes.extend(self.recover_triage()?);
+        notes.extend(self.remove_dead_temps());
         Ok(notes)
+    }
+
+    /// Removes what a killed pass or triage left beside the files it writes: temp files of
+    /// atomic writes whose writer is gone (the identity folder is shared, so a live writer's
+    /// are left alone) and a half-written cut of raw.md, which only a pass holding this state's
+    /// lock — the caller — makes. Best effort: a file that cannot be removed is only untidy.
+    fn remove_dead_temps(&self) -> Vec<String> {
+        let raw = self.raw_path();
+        let cut_prefix =
+            format!(".{}.cut-", raw.file_name().map_or("raw.md".into(), |n| n.to_string_lossy()));
+        let cuts = std::fs::read_dir(crate::fsio::parent_of(&raw))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&cut_prefix))
+            .map(|e| e.path());
+        let dirs =
+            [self.state.clone(), self.memory_dir(), self.archive_dir(), self.identity.clone()];
+        let temps = dirs.iter().flat_map(|d| curator_store::dead_writer_temps(d));
+        let mut notes = Vec::new();
+        for path in cuts.chain(temps).collect::<Vec<_>>() {
+            if std::fs::remove_file(&path).is_ok() {
+                notes.push(format!(
+                    "recovered: removed {}, left by a killed writer",
+                    path.display()
+                ));
+            }
+        }
+        notes
     }
 
     pub(crate) fn roots(&self) -> Roots<'_> {

@@ -58,6 +58,19 @@ pub(crate) fn is_dead_writers_temp(file_name: &str) -> Option<u32> {
     dead.then_some(pid)
 }
 
+/// The temp files in `dir` that [`atomic_write`] made for a writer that is gone: never renamed
+/// into place, so nothing reads them, and safe to delete.
+pub fn dead_writer_temps(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            is_dead_writers_temp(entry.file_name().to_str()?)?;
+            Some(entry.path())
+        })
+        .collect()
+}
+
 /// Fsyncs a folder so that a rename or unlink in it is durable.
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))

@@ -30,7 +30,7 @@ mod lock;
 mod run_state;
 mod store;
 
-pub use atomic::atomic_write;
+pub use atomic::{atomic_write, dead_writer_temps};
 pub use error::{Error, Result};
 pub use file_store::{FileStore, FileStoreOptions};
 pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN, new_transaction_id};
