@@ -288,3 +288,28 @@ both!(decisions_apply_in_order_and_each_fails_alone, |store| {
     assert_eq!(log.case, CurateCase::Passed);
     assert_eq!(log.provider.as_deref(), Some("explicit"));
 });
+
+both!(a_decision_repeated_in_one_run_moves_trust_once_but_agent_qa_policy_repeats_it, |store| {
+    let a = id("delta");
+    let b = id("echo");
+    seed(store, Tier::Products, "acme", &observation(&a, "Login: modal", "Appears late", 0.5));
+    seed(store, Tier::Products, "acme", &observation(&b, "Cart: badge", "Lags a second", 0.5));
+    let twice =
+        |action: &str, id: &str| json!({"action": action, "observationId": id, "reasoning": "r"});
+    let decisions = json!({"decisions": [
+        twice("update", &a), twice("update", &a), twice("update", &a),
+        twice("deprecate", &b), twice("deprecate", &b),
+    ]});
+    let log = run(store, passed(&[]), decisions.clone());
+    assert_eq!((log.confirmed, log.deprecated), (1, 1), "{log:?}");
+    assert_eq!(get(store, &a).unwrap().observation.trust, 0.55);
+    assert_eq!(get(store, &b).unwrap().observation.trust, 0.4);
+    // agent-qa applies each decision as listed.
+    let record = RunRecord::from_value(&another_run(passed(&[]), 2)).unwrap();
+    let provider = ExplicitProvider::new(Decisions::from_value(&decisions).unwrap());
+    let parity =
+        CurateOptions { policy: curator_engine::curate::BlamePolicy::AgentQa, ..options() };
+    let log = curate(store, &record, &provider, &parity).unwrap();
+    assert_eq!((log.confirmed, log.deprecated), (3, 2), "{log:?}");
+    assert_eq!(get(store, &a).unwrap().observation.trust, 0.7);
+});

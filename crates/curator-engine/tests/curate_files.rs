@@ -112,13 +112,13 @@ fn undo_restores_every_file_byte_for_byte() {
         "r_undo",
         json!({"decisions": [
             {"action": "update", "observationId": a, "reasoning": "1"},
-            {"action": "update", "observationId": a, "reasoning": "2"},
+            {"action": "deprecate", "observationId": a, "reasoning": "2"},
             {"action": "deprecate", "observationId": b, "reasoning": "deletes"},
             {"action": "add", "title": "New fact", "content": "Body", "scope": "test", "reasoning": "3"}
         ]}),
     );
     assert!(log.errors.is_empty(), "{:?}", log.errors);
-    assert_eq!((log.confirmed, log.deleted, log.added), (2, 1, 1));
+    assert_eq!((log.confirmed, log.deleted, log.added), (1, 1, 1));
     assert_ne!(snapshot_tree(tmp.path()), before);
     let report = undo(&store, "r_undo").unwrap();
     assert_eq!(report.reverted.len(), 4);
@@ -127,7 +127,7 @@ fn undo_restores_every_file_byte_for_byte() {
     assert!(matches!(undo(&store, "r_undo"), Err(UndoError::AlreadyUndone { .. })));
     let h = history(&store, &a).unwrap();
     let actions: Vec<Action> = h.iter().map(|e| e.action).collect();
-    assert_eq!(actions, [Action::Confirm, Action::Confirm, Action::Undo, Action::Undo]);
+    assert_eq!(actions, [Action::Confirm, Action::Deprecate, Action::Undo, Action::Undo]);
     assert!(matches!(undo(&store, "r_never"), Err(UndoError::UnknownRun { .. })));
     let err = undo(&store, "../../x").unwrap_err();
     assert!(matches!(err, UndoError::InvalidRunId { .. }), "{err}");

@@ -33,6 +33,10 @@ pub(crate) struct ApplyContext<'a> {
     pub(crate) known: &'a HashSet<String>,
     /// Adds go to the review queue (proposals with review on).
     pub(crate) queue_adds: bool,
+    /// Apply an `update` or `deprecate` of an id the document already named again, as agent-qa
+    /// does (`curator.policy: agent-qa`); otherwise one run moves an observation's trust once
+    /// per kind of decision, however often a model repeats it.
+    pub(crate) repeats_count: bool,
 }
 
 impl ApplyContext<'_> {
@@ -58,7 +62,19 @@ pub(crate) fn apply_decisions(
     decisions: &[Decision],
     log: &mut MemoryLog,
 ) {
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
     for decision in decisions {
+        let repeated = match decision {
+            Decision::Update { observation_id, .. } => !seen.insert(("update", observation_id)),
+            Decision::Deprecate { observation_id, .. } => {
+                !seen.insert(("deprecate", observation_id))
+            }
+            Decision::Add { .. } | Decision::Noop { .. } => false,
+        };
+        if repeated && !ctx.repeats_count {
+            tracing::debug!(?decision, "a decision the document already made; applied once");
+            continue;
+        }
         let outcome = match decision {
             Decision::Add { title, content, scope, reasoning } => {
                 add(tx, ctx, title, content, *scope, reasoning, log)

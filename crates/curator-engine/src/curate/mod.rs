@@ -194,7 +194,15 @@ pub fn curate(
             (CurateCase::Passed, _) => {
                 let Some((answer, known)) = &answer else { return Ok(()) };
                 let queue_adds = provider.proposes() && options.review != ReviewMode::Off;
-                let ctx = apply::ApplyContext { record, deltas, now: &now, known, queue_adds };
+                let repeats_count = options.policy == BlamePolicy::AgentQa;
+                let ctx = apply::ApplyContext {
+                    record,
+                    deltas,
+                    now: &now,
+                    known,
+                    queue_adds,
+                    repeats_count,
+                };
                 apply::apply_decisions(tx, &ctx, &answer.decisions, &mut log);
                 if let Some(suite) = &record.suite {
                     suite_cleanup::clean_stale_suite(tx, suite, &mut log);
