@@ -31,18 +31,9 @@ pub(crate) fn class(c: char) -> Class {
     if cp < 0x80 {
         return if ASCII_TOKEN[cp as usize] { Class::Token } else { Class::Separator };
     }
-    let in_token = TOKEN
-        .binary_search_by(|&(lo, hi)| {
-            if hi < cp {
-                std::cmp::Ordering::Less
-            } else if lo > cp {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok();
-    if in_token {
+    // The first range not wholly below `cp` holds it, if any does.
+    let range = TOKEN.partition_point(|&(_, hi)| hi < cp);
+    if TOKEN.get(range).is_some_and(|&(lo, _)| lo <= cp) {
         Class::Token
     } else if CONTINUE_ONLY.binary_search(&cp).is_ok() {
         Class::ContinueOnly
