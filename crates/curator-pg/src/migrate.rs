@@ -11,7 +11,7 @@
 use deadpool_postgres::GenericClient;
 
 use crate::error::{PgError, Result};
-use crate::row::phrase_vector;
+use crate::row::{phrase_vector, term_arrays};
 use crate::sql::Table;
 
 /// One embedded migration.
@@ -20,9 +20,20 @@ pub(crate) struct Migration {
     pub(crate) version: i32,
     pub(crate) name: &'static str,
     pub(crate) sql: &'static str,
-    /// After its SQL, recompute the phrase vectors that curator's tokenizer derives (the SQL
-    /// cannot: they are built in Rust) for every row with non-ASCII text.
-    pub(crate) retokenize: bool,
+    /// What the migration recomputes in Rust after its SQL (the SQL cannot: curator's
+    /// tokenizers derive it).
+    pub(crate) backfill: Backfill,
+}
+
+/// Columns a migration recomputes in Rust for the rows already stored, in both tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Backfill {
+    None,
+    /// `phrase_tsv` and `token_len` of every row with non-ASCII text (ASCII text tokenizes
+    /// the same under every tokenizer curator has shipped).
+    PhraseVectors,
+    /// `title_terms` and `any_terms` of every row.
+    TermArrays,
 }
 
 /// Every migration this binary knows, in version order (versions are 1, 2, 3… without gaps).
@@ -31,36 +42,42 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 1,
         name: "init",
         sql: include_str!("../migrations/0001_init.sql"),
-        retokenize: false,
+        backfill: Backfill::None,
     },
     Migration {
         version: 2,
         name: "journal_transactions",
         sql: include_str!("../migrations/0002_journal_transactions.sql"),
-        retokenize: false,
+        backfill: Backfill::None,
     },
     Migration {
         version: 3,
         name: "trust",
         sql: include_str!("../migrations/0003_trust.sql"),
-        retokenize: false,
+        backfill: Backfill::None,
     },
     Migration {
         version: 4,
         name: "run_records",
         sql: include_str!("../migrations/0004_run_records.sql"),
-        retokenize: false,
+        backfill: Backfill::None,
     },
     Migration {
         version: 5,
         name: "unicode61_tables",
         sql: include_str!("../migrations/0005_unicode61_tables.sql"),
-        retokenize: true,
+        backfill: Backfill::PhraseVectors,
+    },
+    Migration {
+        version: 6,
+        name: "terms_arrays",
+        sql: include_str!("../migrations/0006_terms_arrays.sql"),
+        backfill: Backfill::TermArrays,
     },
 ];
 
 /// The schema version this binary reads and writes: the newest embedded migration.
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 
 /// Advisory lock key that serializes migrating openers (any constant unlikely to clash).
 const MIGRATION_LOCK: i64 = 0x6375_7261_746f_7201; // "curator" + 1
@@ -232,9 +249,9 @@ pub(crate) async fn apply(
             source,
         };
         tx.batch_execute(m.sql).await.map_err(failed)?;
-        if m.retokenize {
-            let rows = retokenize(&tx).await.map_err(failed)?;
-            tracing::info!(rows, "recomputed phrase vectors");
+        if m.backfill != Backfill::None {
+            let rows = backfill(&tx, m.backfill).await.map_err(failed)?;
+            tracing::info!(rows, backfill = ?m.backfill, "recomputed derived columns");
         }
         tx.execute(
             "INSERT INTO schema_version (version, name, checksum) VALUES ($1, $2, $3)",
@@ -249,33 +266,41 @@ pub(crate) async fn apply(
     Ok(applied)
 }
 
-/// Recomputes `phrase_tsv` and `token_len` of every row, queued or not, whose title or content
-/// is not ASCII (ASCII text tokenizes the same under every tokenizer curator has shipped).
-/// The row's `version` is left alone: its observation did not change.
-async fn retokenize(tx: &impl GenericClient) -> Result<u64, tokio_postgres::Error> {
+/// Recomputes the columns `what` names, in both tables. A row's `version` is left alone: its
+/// observation did not change.
+async fn backfill(tx: &impl GenericClient, what: Backfill) -> Result<u64, tokio_postgres::Error> {
     let mut updated = 0;
     for table in [Table::Observations, Table::Pending] {
         let t = table.name();
-        let rows = tx
-            .query(
-                &format!(
+        let (select, update) = match what {
+            Backfill::None => return Ok(0),
+            Backfill::PhraseVectors => (
+                format!(
                     "SELECT id, title, content FROM {t}
                      WHERE octet_length(title) <> char_length(title)
                         OR octet_length(content) <> char_length(content)"
                 ),
-                &[],
-            )
-            .await?;
-        let update = tx
-            .prepare(&format!(
-                "UPDATE {t} SET phrase_tsv = $2::text::tsvector, token_len = $3 WHERE id = $1"
-            ))
-            .await?;
+                format!(
+                    "UPDATE {t} SET phrase_tsv = $2::text::tsvector, token_len = $3 WHERE id = $1"
+                ),
+            ),
+            Backfill::TermArrays => (
+                format!("SELECT id, title, content FROM {t}"),
+                format!("UPDATE {t} SET title_terms = $2, any_terms = $3 WHERE id = $1"),
+            ),
+        };
+        let rows = tx.query(&select, &[]).await?;
+        let update = tx.prepare(&update).await?;
         for row in rows {
             let (id, title, content): (String, String, String) =
                 (row.get(0), row.get(1), row.get(2));
-            let (vector, len) = phrase_vector(&title, &content);
-            updated += tx.execute(&update, &[&id, &vector, &len]).await?;
+            updated += if what == Backfill::PhraseVectors {
+                let (vector, len) = phrase_vector(&title, &content);
+                tx.execute(&update, &[&id, &vector, &len]).await?
+            } else {
+                let (title_terms, any_terms) = term_arrays(&title, &content);
+                tx.execute(&update, &[&id, &title_terms, &any_terms]).await?
+            };
         }
     }
     Ok(updated)

@@ -14,10 +14,13 @@ use curator_core::codec::parse_observation;
 use curator_core::fts::token_texts;
 use curator_core::scanner::scan_observation;
 use curator_core::{Observation, ObservationId, ScopeName, Tier};
+use curator_store::index::relevance::analyze_unique;
 use curator_store::{Error, Problem, ProblemKind, StoredObservation};
 
 /// The largest tsvector position; PostgreSQL clamps larger ones to it.
 const MAX_POSITION: usize = 16_383;
+/// The longest word a tsvector lexeme may be, in bytes.
+const MAX_LEXEME_BYTES: usize = 2_047;
 
 /// A row as read, before parsing.
 #[derive(Debug, Clone)]
@@ -95,6 +98,8 @@ pub(crate) struct Derived {
     pub(crate) file_text: String,
     pub(crate) phrase_tsv: String,
     pub(crate) token_len: i64,
+    pub(crate) title_terms: Vec<String>,
+    pub(crate) any_terms: Vec<String>,
 }
 
 impl Derived {
@@ -106,6 +111,7 @@ impl Derived {
         file_text: String,
     ) -> Self {
         let (phrase_tsv, token_len) = phrase_vector(&observation.title, &observation.content);
+        let (title_terms, any_terms) = term_arrays(&observation.title, &observation.content);
         let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         Derived {
             id: observation.id.to_string(),
@@ -127,6 +133,8 @@ impl Derived {
             file_text,
             phrase_tsv,
             token_len,
+            title_terms,
+            any_terms,
         }
     }
 }
@@ -138,7 +146,8 @@ impl Derived {
 /// distance exactly 1) then never matches across the two fields, as in FTS5's per-column
 /// phrase matching. Positions past 16,383 are clamped by PostgreSQL; phrase mode only uses
 /// the vector to find candidates and counts occurrences exactly from the text, so clamping can
-/// at worst miss a phrase that starts after token 16,383 of a very long body.
+/// at worst miss a phrase that starts after token 16,383 of a very long body. A token longer
+/// than a lexeme may be is left out; the phrase query then looks up the step's other words.
 pub(crate) fn phrase_vector(title: &str, content: &str) -> (String, i64) {
     let title = token_texts(title);
     let content = token_texts(content);
@@ -146,7 +155,7 @@ pub(crate) fn phrase_vector(title: &str, content: &str) -> (String, i64) {
     let starts = title.len() + 2;
     let all = title.iter().enumerate().map(|(i, t)| (i + 1, t));
     let all = all.chain(content.iter().enumerate().map(|(i, t)| (starts + i, t)));
-    for (pos, tok) in all {
+    for (pos, tok) in all.filter(|(_, t)| fits_lexeme(t)) {
         let list = positions.entry(tok.as_str()).or_default();
         if list.len() < 256 && list.last().is_none_or(|&p| p < MAX_POSITION) {
             list.push(pos.min(MAX_POSITION));
@@ -167,6 +176,24 @@ pub(crate) fn phrase_vector(title: &str, content: &str) -> (String, i64) {
         }
     }
     (out, i64::try_from(title.len() + content.len()).unwrap_or(i64::MAX))
+}
+
+/// Terms mode's analyzed terms of the title, and of the title and content together: what the
+/// file store's index holds in its `title_terms` and `any_terms` fields (`index/schema.rs`),
+/// distinct, in first-occurrence order. A term longer than a lexeme may be (2,047 bytes) is
+/// left out: no step names such a word, and `array_to_tsvector` would refuse the row.
+pub(crate) fn term_arrays(title: &str, content: &str) -> (Vec<String>, Vec<String>) {
+    let fit = |terms: Vec<String>| -> Vec<String> {
+        terms.into_iter().filter(|t| fits_lexeme(t)).collect()
+    };
+    let title_terms = fit(analyze_unique(title));
+    let any_terms = fit(analyze_unique(&format!("{title}\n{content}")));
+    (title_terms, any_terms)
+}
+
+/// Whether `tok` can be a `tsvector` lexeme (PostgreSQL refuses words over 2,047 bytes).
+pub(crate) fn fits_lexeme(tok: &str) -> bool {
+    tok.len() <= MAX_LEXEME_BYTES
 }
 
 /// A lexeme quoted for `tsvector`/`tsquery` input: single quotes, `'` and `\` escaped.

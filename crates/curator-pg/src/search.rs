@@ -12,30 +12,29 @@
 //!   differently, so `phraseto_tsquery` could miss or add matches); each candidate's phrase
 //!   count and length, and N and avgdl over the scoped rows, then give FTS5's bm25, × trust —
 //!   the numbers the file store's index computes, so the same data injects the same memory.
-//! * **terms**: the step's English lexemes (stemmed, stop words dropped) OR-ed into one
-//!   `tsquery` against the generated `search_tsv` (title weight A above content weight B, GIN
-//!   indexed), ranked by `ts_rank × trust`. As in the index, IDF counts the rows the step may
-//!   see (words none of them has are ignored), a hit must contain at least `min_relevance` of
-//!   the query's IDF weight, and hits under `keep_ratio` of the best score are dropped. Ranks
-//!   are PostgreSQL's, not tantivy's BM25, so scores (not the rules) differ. As in the index,
-//!   phrase mode's hits come first ([`phrase_hits_first`], `index/terms.rs` rule 6: an exact
-//!   phrase is the strongest evidence there is), so both stores inject the same phrase hits.
+//! * **terms**: the file store's rules, judged by the same code (`index/relevance.rs`), so the
+//!   same memory injects the same hits on both stores. Each row keeps the analyzed terms of its
+//!   title and of its title + content (`title_terms`, `any_terms`: curator's terms analyzer,
+//!   computed on write), and `terms_tsv`, a GIN-indexed tsvector of them. A step costs four
+//!   statements: the pool's size (the step's rows with `trust >= min_trust`), the terms each
+//!   long stem begins in the step's folders (`'stem':*`), the pool rows holding any step term
+//!   with the terms they hold, and the accepted rows in full. Document frequencies, masks,
+//!   acceptance, the cut and the order are computed in Rust from those rows. As in the index,
+//!   phrase mode's hits come first ([`phrase_hits_first`], `index/terms.rs` rule 6).
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use curator_core::fts::{Bm25Stats, phrase_occurrences, sanitize_step, token_texts};
 use curator_core::{ScopeName, Tier};
+use curator_store::index::relevance::{self, MAX_FORMS, Masks, TermSource, expands_by_prefix};
 use curator_store::index::{Hit, QueryMode, ScopeSelector, SearchRequest, phrase_hits_first};
 use curator_store::{Result, StoredObservation};
 use deadpool_postgres::GenericClient;
 
-use crate::row::{RawRow, phrase_query, quote_lexeme};
+use crate::row::{RawRow, fits_lexeme, phrase_query, quote_lexeme};
 use crate::sql::Table;
 use crate::store::PgStore;
-
-/// Most candidates terms mode ranks before the floor (as the index's `TERMS_CANDIDATES`).
-const TERMS_CANDIDATES: i64 = 1000;
 
 /// The request's selectors as parallel arrays for `unnest(...) WITH ORDINALITY`.
 struct Selectors {
@@ -94,7 +93,7 @@ struct Candidate {
 impl Candidate {
     fn cmp(&self, other: &Self) -> Ordering {
         other.score.total_cmp(&self.score).then_with(|| self.ord.cmp(&other.ord)).then_with(|| {
-            self.stored.observation.id.as_str().cmp(other.stored.observation.id.as_str())
+            file_name_cmp(self.stored.observation.id.as_str(), other.stored.observation.id.as_str())
         })
     }
 
@@ -172,10 +171,21 @@ async fn phrase(
     let row =
         c.query_one(&stmt, &[&sel.tiers, &sel.scopes, &sel.positions, &sel.snapshots]).await?;
     let (rows, total_tokens): (i64, i64) = (row.get(0), row.get(1));
-    let cand_sql =
-        format!("{} WHERE o.phrase_tsv @@ $5::text::tsquery", scoped(table, ROW_COLUMNS));
+    // Candidates only: every one is checked against its text below. A word too long for a
+    // lexeme is in no vector, so the others are looked up (in any order), or every row when
+    // none fits.
+    let cand_sql = format!(
+        "{} WHERE $5::text = '' OR o.phrase_tsv @@ $5::text::tsquery",
+        scoped(table, ROW_COLUMNS)
+    );
     let stmt = c.prepare_cached(&cand_sql).await?;
-    let query = phrase_query(&tokens);
+    let query = if tokens.iter().all(|t| fits_lexeme(t)) {
+        phrase_query(&tokens)
+    } else {
+        let fitting: Vec<String> =
+            tokens.iter().filter(|t| fits_lexeme(t)).map(|t| quote_lexeme(t)).collect();
+        fitting.join(" & ")
+    };
     let found =
         c.query(&stmt, &[&sel.tiers, &sel.scopes, &sel.positions, &sel.snapshots, &query]).await?;
     let mut matched: Vec<(Candidate, u64, u64)> = Vec::new();
@@ -221,6 +231,10 @@ async fn terms(
     Ok(phrase_hits_first(exact, ranked, req.max_results))
 }
 
+/// Rules 1–5 of `index/terms.rs`, judged by [`relevance`] on what PostgreSQL finds: the
+/// pool's size, the forms of each step stem in the request's folders, and the pool rows
+/// holding any form with the forms they hold in their title and anywhere. Then the accepted
+/// rows are read in full, best first.
 async fn ranked_terms(
     c: &impl GenericClient,
     table: Table,
@@ -228,86 +242,178 @@ async fn ranked_terms(
     sel: &Selectors,
     sanitized: &str,
 ) -> Result<Vec<Hit>, tokio_postgres::Error> {
-    let stmt = c
-        .prepare_cached(
-            "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}')
-             FROM unnest(to_tsvector('english'::regconfig, $1))",
-        )
-        .await?;
-    let lexemes: Vec<String> = c.query_one(&stmt, &[&sanitized]).await?.get(0);
-    if lexemes.is_empty() {
+    let words = relevance::step_words(sanitized);
+    if words.is_empty() {
         return Ok(Vec::new());
     }
-    let single: Vec<String> = lexemes.iter().map(|l| quote_lexeme(l)).collect();
-    // IDF of each lexeme over the rows the step may see, as the index computes it over the
-    // step's folders: statistics of the whole table would make every query count matches in
-    // every product (150 ms at 100k rows) and rank by other products' vocabulary.
-    let stats_sql = format!(
-        "WITH seen AS ({})
-         SELECT q.l, (SELECT count(*) FROM seen WHERE seen.search_tsv @@ q.t::tsquery),
-                (SELECT count(*) FROM seen)
-         FROM unnest($5::text[], $6::text[]) AS q(l, t)",
-        scoped(table, "o.search_tsv")
-    );
-    let stmt = c.prepare_cached(&stats_sql).await?;
-    let mut weights: HashMap<String, f64> = HashMap::new();
-    let stats = c
-        .query(&stmt, &[&sel.tiers, &sel.scopes, &sel.positions, &sel.snapshots, &lexemes, &single])
-        .await?;
-    for r in stats {
-        let (l, df, n): (String, i64, i64) = (r.get(0), r.get(1), r.get(2));
-        if df == 0 {
-            continue; // a word no visible row has cannot be covered: ignored, as in the index
-        }
-        let (df, n) = (df as f64, n as f64);
-        weights.insert(l, (1.0 + (n - df + 0.5) / (df + 0.5)).ln());
+    let (tiers, scopes, positions, snapshots) =
+        (&sel.tiers, &sel.scopes, &sel.positions, &sel.snapshots);
+    let stmt =
+        c.prepare_cached(&format!("{} WHERE o.trust >= $5", scoped(table, "count(*)"))).await?;
+    let pool_size: i64 =
+        c.query_one(&stmt, &[tiers, scopes, positions, snapshots, &req.min_trust]).await?.get(0);
+    if pool_size <= 0 {
+        return Ok(Vec::new());
     }
-    let total_weight: f64 = weights.values().sum();
-    let any = single.join(" | ");
-    let columns = format!(
-        "{ROW_COLUMNS}, ts_rank(o.search_tsv, $5::text::tsquery)::float8,
-         ARRAY(SELECT l FROM unnest(tsvector_to_array(o.search_tsv)) l WHERE l = ANY($6::text[]))"
-    );
-    let cand_sql = format!(
-        "{} WHERE o.search_tsv @@ $5::text::tsquery AND o.trust >= $7
-         ORDER BY ts_rank(o.search_tsv, $5::text::tsquery) * o.trust DESC, s.ord, o.id COLLATE \"C\"
-         LIMIT {TERMS_CANDIDATES}",
-        scoped(table, &columns)
-    );
-    let stmt = c.prepare_cached(&cand_sql).await?;
-    let found = c
-        .query(
-            &stmt,
-            &[
-                &sel.tiers,
-                &sel.scopes,
-                &sel.positions,
-                &sel.snapshots,
-                &any,
-                &lexemes,
-                &req.min_trust,
-            ],
-        )
+    let forms = prefix_forms(c, table, sel, words.stems()).await?;
+    let mut all: Vec<String> = words.stems().iter().filter(|s| fits_lexeme(s)).cloned().collect();
+    all.extend(forms.values().flatten().cloned());
+    all.sort_unstable();
+    all.dedup();
+    let any = all.iter().map(|f| quote_lexeme(f)).collect::<Vec<_>>().join(" | ");
+    let columns = "o.id, s.ord, o.trust,
+         ARRAY(SELECT t FROM unnest(o.title_terms) t WHERE t = ANY($6::text[])),
+         ARRAY(SELECT t FROM unnest(o.any_terms) t WHERE t = ANY($6::text[]))";
+    let stmt = c
+        .prepare_cached(&format!(
+            "{} WHERE o.terms_tsv @@ $5::text::tsquery AND o.trust >= $7",
+            scoped(table, columns)
+        ))
         .await?;
-    let mut hits = Vec::new();
-    for r in &found {
-        let ord: i64 = r.get(5);
-        let rank: f64 = r.get(6);
-        let present: Vec<String> = r.get(7);
-        let Some(stored) = served(RawRow::from_row(r), req, ord) else { continue };
-        let covered: f64 = present.iter().filter_map(|l| weights.get(l)).sum();
-        if total_weight <= 0.0 || covered / total_weight < req.min_relevance {
+    let found =
+        c.query(&stmt, &[tiers, scopes, positions, snapshots, &any, &all, &req.min_trust]).await?;
+    let mut rows: Vec<PoolRow> = found
+        .iter()
+        .map(|r| PoolRow {
+            id: r.get(0),
+            ord: r.get(1),
+            trust: r.get(2),
+            title: r.get(3),
+            any: r.get(4),
+            masks: Masks::default(),
+        })
+        .collect();
+    rows.sort_by(|a, b| a.ord.cmp(&b.ord).then_with(|| file_name_cmp(&a.id, &b.id)));
+    let mut source = PoolRows { forms, rows };
+    let pool_size = u64::try_from(pool_size).unwrap_or(0);
+    let Ok(step) = relevance::step_terms(&mut source, pool_size, &words);
+    if step.is_empty() {
+        return Ok(Vec::new());
+    }
+    let candidates = source.rows.into_iter().map(|r| ((r.id, r.ord), r.masks, r.trust));
+    let accepted = relevance::accept(&step, req.min_relevance, req.keep_ratio, candidates);
+    if accepted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = accepted.iter().map(|a| a.key.0.as_str()).collect();
+    let stmt = c
+        .prepare_cached(&format!("{} WHERE o.id = ANY($5::text[])", scoped(table, ROW_COLUMNS)))
+        .await?;
+    let mut full: HashMap<String, tokio_postgres::Row> = c
+        .query(&stmt, &[tiers, scopes, positions, snapshots, &ids])
+        .await?
+        .into_iter()
+        .map(|r| (r.get::<_, String>(0), r))
+        .collect();
+    // As the index does: read the best until `max_results` are in hand and the next one scores
+    // strictly lower, so ties keep discovery order.
+    let mut hits: Vec<Candidate> = Vec::new();
+    for a in &accepted {
+        let score = a.score();
+        if hits.len() >= req.max_results && hits.last().is_some_and(|h| score < h.score) {
+            break;
+        }
+        let (id, ord) = &a.key;
+        let Some(row) = full.remove(id) else { continue };
+        let Some(stored) = served(RawRow::from_row(&row), req, *ord) else { continue };
+        if stored.observation.trust < req.min_trust {
             continue;
         }
-        let score = rank * stored.observation.trust;
-        hits.push(Candidate { stored, ord, score, relevance: covered / total_weight });
+        hits.push(Candidate { stored, ord: *ord, score, relevance: a.judgement.coverage });
     }
     hits.sort_by(Candidate::cmp);
-    let cut = hits.first().map_or(0.0, |best| best.score * req.keep_ratio);
-    Ok(hits
-        .into_iter()
-        .filter(|c| c.score >= cut)
-        .take(req.max_results)
-        .map(Candidate::into_hit)
-        .collect())
+    Ok(hits.into_iter().take(req.max_results).map(Candidate::into_hit).collect())
+}
+
+/// For each step stem that [`expands_by_prefix`], the request folders' terms that begin with
+/// it (itself excluded), folder by folder in the request's order, in byte order within a
+/// folder: the order of the index's term dictionaries.
+async fn prefix_forms(
+    c: &impl GenericClient,
+    table: Table,
+    sel: &Selectors,
+    stems: &[String],
+) -> Result<HashMap<String, Vec<String>>, tokio_postgres::Error> {
+    let expanding: Vec<String> =
+        stems.iter().filter(|s| expands_by_prefix(s) && fits_lexeme(s)).cloned().collect();
+    let mut forms: HashMap<String, Vec<String>> = HashMap::new();
+    if expanding.is_empty() {
+        return Ok(forms);
+    }
+    let query =
+        expanding.iter().map(|s| format!("{}:*", quote_lexeme(s))).collect::<Vec<_>>().join(" | ");
+    // Every row of the folders, whatever its trust or suite place: the index's dictionaries
+    // hold the terms of every document of a folder.
+    let stmt = c
+        .prepare_cached(&format!(
+            "WITH sel AS (
+                 SELECT * FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS s(tier, scope, ord)
+             )
+             SELECT DISTINCT s.ord, t.term COLLATE \"C\"
+             FROM {} o JOIN sel s ON o.tier = s.tier AND o.scope = s.scope
+             CROSS JOIN LATERAL unnest(o.any_terms) AS t(term)
+             WHERE o.terms_tsv @@ $3::text::tsquery
+               AND EXISTS (SELECT 1 FROM unnest($4::text[]) p WHERE starts_with(t.term, p))
+             ORDER BY 1, 2",
+            table.name()
+        ))
+        .await?;
+    let found = c.query(&stmt, &[&sel.tiers, &sel.scopes, &query, &expanding]).await?;
+    for r in &found {
+        let term: String = r.get(1);
+        for stem in expanding.iter().filter(|s| term.starts_with(s.as_str()) && term != **s) {
+            let list = forms.entry(stem.clone()).or_default();
+            if list.len() + 1 < MAX_FORMS && !list.contains(&term) {
+                list.push(term.clone());
+            }
+        }
+    }
+    Ok(forms)
+}
+
+/// One pool row holding a step form: the forms it holds, and the masks `step_terms` sets.
+struct PoolRow {
+    id: String,
+    ord: i64,
+    trust: f64,
+    title: Vec<String>,
+    any: Vec<String>,
+    masks: Masks,
+}
+
+/// [`TermSource`] over the rows fetched for one step.
+struct PoolRows {
+    forms: HashMap<String, Vec<String>>,
+    rows: Vec<PoolRow>,
+}
+
+impl TermSource for PoolRows {
+    type Error = std::convert::Infallible;
+
+    fn forms(&mut self, stem: &str) -> Result<Vec<String>, Self::Error> {
+        let mut forms = vec![stem.to_owned()];
+        forms.extend(self.forms.get(stem).into_iter().flatten().cloned());
+        Ok(forms)
+    }
+
+    fn mark(&mut self, forms: &[String], bit: u32) -> Result<(u64, u64), Self::Error> {
+        let (mut df, mut title_df) = (0, 0);
+        let holds = |terms: &[String]| terms.iter().any(|t| forms.contains(t));
+        for row in &mut self.rows {
+            if holds(&row.any) {
+                row.masks.any |= bit;
+                df += 1;
+                if holds(&row.title) {
+                    row.masks.title |= bit;
+                    title_df += 1;
+                }
+            }
+        }
+        Ok((df, title_df))
+    }
+}
+
+/// The order of the ids' file names (`<id>.md`), as the index orders files of one folder.
+fn file_name_cmp(a: &str, b: &str) -> Ordering {
+    a.bytes().chain(*b".md").cmp(b.bytes().chain(*b".md"))
 }

@@ -105,9 +105,9 @@ pub(crate) async fn upsert(
         .prepare_cached(&format!(
             "INSERT INTO {t} (id, tier, scope, title, content, trust, created,
                  last_confirmed, confirmed_count, contradicted_count, source_test, position,
-                 suite_snapshot, file_text, phrase_tsv, token_len)
+                 suite_snapshot, file_text, phrase_tsv, token_len, title_terms, any_terms)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-                 $15::text::tsvector, $16)
+                 $15::text::tsvector, $16, $17, $18)
              ON CONFLICT (id) DO UPDATE SET
                  title = EXCLUDED.title, content = EXCLUDED.content, trust = EXCLUDED.trust,
                  created = EXCLUDED.created, last_confirmed = EXCLUDED.last_confirmed,
@@ -116,6 +116,7 @@ pub(crate) async fn upsert(
                  source_test = EXCLUDED.source_test, position = EXCLUDED.position,
                  suite_snapshot = EXCLUDED.suite_snapshot, file_text = EXCLUDED.file_text,
                  phrase_tsv = EXCLUDED.phrase_tsv, token_len = EXCLUDED.token_len,
+                 title_terms = EXCLUDED.title_terms, any_terms = EXCLUDED.any_terms,
                  version = {t}.version + 1, updated_at = now()
              WHERE {t}.tier = EXCLUDED.tier AND {t}.scope = EXCLUDED.scope",
             t = table.name()
@@ -141,6 +142,8 @@ pub(crate) async fn upsert(
                 &d.file_text,
                 &d.phrase_tsv,
                 &d.token_len,
+                &d.title_terms,
+                &d.any_terms,
             ],
         )
         .await?;

@@ -133,3 +133,59 @@ fn migration_5_rebuilds_phrase_vectors_with_sqlites_unicode61_folds() {
     assert!(find(&reopened, "σελιδα").is_empty(), "SQLite keeps Greek accents");
     assert_eq!(find(&reopened, "login page"), [ascii.id.to_string()]);
 }
+
+#[test]
+fn migration_6_fills_the_term_arrays_of_rows_already_stored() {
+    use curator_core::Tier;
+    use curator_store::index::{
+        DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, QueryMode, ScopeDir, ScopeSelector,
+        SearchRequest,
+    };
+    use curator_store::{Action, Store};
+
+    use crate::util::{observation, scope};
+
+    let db = test_database().unwrap();
+    let store = PgStore::connect(db.url(), PgOptions::default()).unwrap();
+    let login = observation("login", "Login form loads slowly", "Wait for the spinner to go.");
+    let cart = observation("cart", "Cart badge lags", "The count updates after a second.");
+    let coupon = observation("coupon", "Coupon field hides", "Open Have a code? first.");
+    for o in [&login, &cart, &coupon] {
+        store
+            .transact(None, &mut |tx| {
+                tx.put(Tier::Products, &scope("acme"), o, Action::Add, "seed")
+            })
+            .unwrap();
+    }
+    let find = |store: &PgStore, text: &str| {
+        let request = SearchRequest {
+            scopes: vec![ScopeSelector {
+                dir: ScopeDir::new(Tier::Products, scope("acme")),
+                suite: None,
+            }],
+            text: text.to_owned(),
+            mode: QueryMode::Terms,
+            min_trust: 0.0,
+            max_results: 5,
+            min_relevance: DEFAULT_MIN_RELEVANCE,
+            keep_ratio: DEFAULT_KEEP_RATIO,
+        };
+        store.search(&request).unwrap().into_iter().map(|h| h.id).collect::<Vec<_>>()
+    };
+    let before = find(&store, "Open the login form");
+    assert_eq!(before, [login.id.to_string()]);
+    // A version 5 database: rows without term arrays, PostgreSQL's English vector instead.
+    let v5_columns = "DROP COLUMN terms_tsv, DROP COLUMN title_terms, DROP COLUMN any_terms,
+         ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS (
+             setweight(to_tsvector('english'::regconfig, title), 'A')
+             || setweight(to_tsvector('english'::regconfig, content), 'B')) STORED";
+    store.execute_for_tests(&format!(
+        "ALTER TABLE observations {v5_columns};
+         ALTER TABLE pending_observations {v5_columns};
+         DELETE FROM schema_version WHERE version = 6"
+    ));
+    let reopened = PgStore::connect(db.url(), PgOptions::default()).unwrap();
+    assert_eq!(reopened.migrations_status().unwrap().database_version, SCHEMA_VERSION);
+    assert_eq!(find(&reopened, "Open the login form"), before, "the rows were analyzed again");
+    assert_eq!(find(&reopened, "Apply a coupon"), [coupon.id.to_string()]);
+}

@@ -28,6 +28,7 @@ mod baseline;
 mod collect;
 mod folders;
 mod query;
+pub mod relevance;
 mod schema;
 mod terms;
 mod watch;

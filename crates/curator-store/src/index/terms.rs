@@ -55,62 +55,18 @@
 //! a query costs what the step's folders hold, not what the root holds. Judging is arithmetic
 //! on those masks; stored documents are read only for the few hits returned.
 
-use std::cell::RefCell;
-use std::collections::HashSet;
 use std::collections::hash_map::Entry;
 
 use rustc_hash::FxHashMap;
 
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, DocId, DocSet, Searcher, TERMINATED};
 
 use super::collect::{Candidate, load, sort_hits};
 use super::folders::{FolderCache, for_each_scoped_doc};
-use super::schema::{Fields, terms_analyzer};
+use super::relevance::{self, MAX_FORMS, Masks, TermSource, expands_by_prefix};
+use super::schema::Fields;
 use super::{Hit, IndexError, SearchRequest};
-
-/// How much more a title match counts than a content match.
-const TITLE_BOOST: f64 = 2.0;
-/// Share of the known weight a hit without any title match must cover.
-const NO_TITLE_COVERAGE: f64 = 0.7;
-/// Share of the known weight a hit matching one term only must carry.
-const SINGLE_TERM_COVERAGE: f64 = 0.7;
-/// Share of the step's distinct terms the pool must know for a single-term hit.
-const SINGLE_TERM_KNOWN_SHARE: f64 = 0.25;
-/// Matched weight of a multi-term hit, in units of the weight of a term unique in the pool.
-const MIN_INFORMATIVE_TERMS: f64 = 0.8;
-/// Shortest stem that also matches the pool terms it begins.
-const PREFIX_MIN_CHARS: usize = 5;
-/// Most pool terms one stem stands for (a guard against very generic prefixes).
-const MAX_FORMS: usize = 16;
-/// Most step terms considered (one bit each in a per-document mask); steps are a sentence.
-const MAX_STEP_TERMS: usize = 32;
-
-/// One known step term: its weight and its bit in the masks.
-#[derive(Debug)]
-struct StepTerm {
-    weight: f64,
-    /// Pool observations with one of `forms` in their title.
-    title_df: u64,
-    bit: u32,
-}
-
-/// What the step says, as far as the pool knows it.
-#[derive(Debug)]
-struct Step {
-    /// The step's terms that occur in the pool.
-    known: Vec<StepTerm>,
-    /// Share of the step's distinct analyzed terms among `known`.
-    known_share: f64,
-}
-
-/// Which step terms (bits) one pool document has in its title, and anywhere (title or content).
-#[derive(Debug, Clone, Copy, Default)]
-struct Masks {
-    title: u32,
-    any: u32,
-}
 
 /// The pool of one segment: membership and the masks of the documents that match a term.
 struct SegmentPool {
@@ -125,12 +81,6 @@ impl SegmentPool {
         let d = doc as usize;
         self.in_pool.get(d / 64).is_some_and(|w| w & (1 << (d % 64)) != 0)
     }
-}
-
-/// BM25's IDF of a term found in `df` of `n` observations.
-fn idf(n: u64, df: u64) -> f64 {
-    let (n, df) = (n as f64, df as f64);
-    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 /// The observations this step could be given: scope folders, `trust >= min_trust`, read once
@@ -165,7 +115,7 @@ fn forms_of(
     stem: &str,
 ) -> Result<Vec<String>, IndexError> {
     let mut forms = vec![stem.to_owned()];
-    if stem.chars().count() < PREFIX_MIN_CHARS {
+    if !expands_by_prefix(stem) {
         return Ok(forms);
     }
     for segment in searcher.segment_readers() {
@@ -229,112 +179,31 @@ fn mark(
     Ok(marked)
 }
 
-/// Rules 2 and 3 of the module doc; marks every pool document with the step terms it holds.
-fn step_terms(
-    searcher: &Searcher,
-    folders: &FolderCache,
-    fields: &Fields,
-    req: &SearchRequest,
-    pools: &mut [SegmentPool],
-    pool_size: u64,
-    sanitized: &str,
-) -> Result<Step, IndexError> {
-    let mut stems = analyze_unique(sanitized);
-    let step_len = stems.len();
-    // "log in" → "login": joined neighbours, kept below only if the pool knows them.
-    let raw = curator_core::fts::token_texts(sanitized);
-    for pair in raw.windows(2) {
-        if let [joined] = analyze_unique(&format!("{}{}", pair[0], pair[1])).as_slice()
-            && !stems.contains(joined)
-        {
-            stems.push(joined.clone());
-        }
-    }
-    let dirs: Vec<String> = req.scopes.iter().map(|s| s.dir.key()).collect();
-    let mut known: Vec<StepTerm> = Vec::new();
-    let mut seen_forms: HashSet<String> = HashSet::new();
-    for stem in stems {
-        if known.len() >= MAX_STEP_TERMS {
-            break;
-        }
+/// The index's answers to [`TermSource`]: the step's folders' term dictionaries and postings.
+struct IndexTerms<'a> {
+    searcher: &'a Searcher,
+    folders: &'a FolderCache,
+    fields: &'a Fields,
+    dirs: Vec<String>,
+    pools: &'a mut [SegmentPool],
+}
+
+impl TermSource for IndexTerms<'_> {
+    type Error = IndexError;
+
+    fn forms(&mut self, stem: &str) -> Result<Vec<String>, IndexError> {
         // Every title term is also an any term, so the any field alone holds every form.
-        let forms = forms_of(searcher, folders, fields.any_terms, &dirs, &stem)?;
-        // A form already covered by an earlier term (e.g. "login" from "log in" and a literal
-        // "login") would count the same evidence twice.
-        if forms.iter().any(|f| seen_forms.contains(f)) {
-            continue;
-        }
-        let bit = 1u32 << known.len();
-        let df = mark(searcher, folders, pools, fields.any_terms, &dirs, &forms, bit, false)?;
+        forms_of(self.searcher, self.folders, self.fields.any_terms, &self.dirs, stem)
+    }
+
+    fn mark(&mut self, forms: &[String], bit: u32) -> Result<(u64, u64), IndexError> {
+        let (s, f, d) = (self.searcher, self.folders, &self.dirs);
+        let df = mark(s, f, self.pools, self.fields.any_terms, d, forms, bit, false)?;
         if df == 0 {
-            continue;
+            return Ok((0, 0));
         }
-        let title_df =
-            mark(searcher, folders, pools, fields.title_terms, &dirs, &forms, bit, true)?;
-        seen_forms.extend(forms.iter().cloned());
-        known.push(StepTerm { weight: idf(pool_size, df), title_df, bit });
-    }
-    let known_share = if step_len == 0 { 0.0 } else { known.len() as f64 / step_len as f64 };
-    Ok(Step { known, known_share })
-}
-
-/// How one candidate matches the step.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Judgement {
-    /// Σ weight × title boost.
-    relevance: f64,
-    /// Share of the known weight matched.
-    coverage: f64,
-}
-
-/// Rule 4 of the module doc: `None` when the candidate is not about the step.
-fn judge(step: &Step, pool_size: u64, min_coverage: f64, masks: Masks) -> Option<Judgement> {
-    let known: f64 = step.known.iter().map(|t| t.weight).sum();
-    let matched: Vec<(&StepTerm, bool)> = step
-        .known
-        .iter()
-        .filter(|t| masks.any & t.bit != 0)
-        .map(|t| (t, masks.title & t.bit != 0))
-        .collect();
-    if matched.is_empty() || known <= 0.0 {
-        return None;
-    }
-    let covered: f64 = matched.iter().map(|(t, _)| t.weight).sum();
-    let coverage = covered / known;
-    let any_title = matched.iter().any(|(_, in_title)| *in_title);
-    let accepted = coverage >= min_coverage
-        && (any_title || coverage >= NO_TITLE_COVERAGE)
-        && match matched.as_slice() {
-            [(t, in_title)] => {
-                *in_title
-                    && t.title_df == 1
-                    && coverage >= SINGLE_TERM_COVERAGE
-                    && step.known_share >= SINGLE_TERM_KNOWN_SHARE
-            }
-            _ => covered / idf(pool_size, 1) >= MIN_INFORMATIVE_TERMS,
-        };
-    let relevance = matched
-        .iter()
-        .map(|(t, in_title)| t.weight * if *in_title { TITLE_BOOST } else { 1.0 })
-        .sum();
-    accepted.then_some(Judgement { relevance, coverage })
-}
-
-/// An accepted pool document before it is read.
-struct Accepted {
-    addr: DocAddress,
-    judgement: Judgement,
-    trust: f64,
-}
-
-impl Accepted {
-    fn score(&self) -> f64 {
-        self.judgement.relevance * self.trust
-    }
-
-    /// What the relative cut compares: relevance × √trust (module doc, rule 5).
-    fn strength(&self) -> f64 {
-        self.judgement.relevance * self.trust.max(0.0).sqrt()
+        let title_df = mark(s, f, self.pools, self.fields.title_terms, d, forms, bit, true)?;
+        Ok((df, title_df))
     }
 }
 
@@ -394,25 +263,21 @@ fn ranked(
     if pool_size == 0 {
         return Ok(Vec::new());
     }
-    let step = step_terms(searcher, folders, fields, req, &mut pools, pool_size, sanitized)?;
-    if step.known.is_empty() {
+    let dirs: Vec<String> = req.scopes.iter().map(|s| s.dir.key()).collect();
+    let mut source = IndexTerms { searcher, folders, fields, dirs, pools: &mut pools };
+    let step = relevance::step_terms(&mut source, pool_size, &relevance::step_words(sanitized))?;
+    if step.is_empty() {
         return Ok(Vec::new());
     }
-    let mut accepted = Vec::new();
+    let mut candidates = Vec::new();
     for (ord, (segment, pool)) in searcher.segment_readers().iter().zip(&pools).enumerate() {
         let trust = segment.fast_fields().f64("trust")?;
         for &doc in &pool.touched {
-            let Some(judgement) = judge(&step, pool_size, req.min_relevance, pool.masks[&doc])
-            else {
-                continue;
-            };
-            let trust = trust.first(doc).unwrap_or(0.0);
-            accepted.push(Accepted { addr: DocAddress::new(ord as u32, doc), judgement, trust });
+            let addr = DocAddress::new(ord as u32, doc);
+            candidates.push((addr, pool.masks[&doc], trust.first(doc).unwrap_or(0.0)));
         }
     }
-    let best = accepted.iter().map(Accepted::strength).fold(0.0, f64::max);
-    accepted.retain(|a| a.strength() >= best * req.keep_ratio);
-    accepted.sort_by(|a, b| b.score().total_cmp(&a.score()));
+    let accepted = relevance::accept(&step, req.min_relevance, req.keep_ratio, candidates);
     // Read the best until `max_results` are in hand and the next one scores strictly lower, so
     // ties are ordered by discovery order like phrase mode.
     let mut hits: Vec<Candidate> = Vec::new();
@@ -420,7 +285,7 @@ fn ranked(
         if hits.len() >= req.max_results && hits.last().is_some_and(|h| a.score() < h.hit.score) {
             break;
         }
-        let Some(mut c) = load(searcher, fields, req, a.addr)? else { continue };
+        let Some(mut c) = load(searcher, fields, req, a.key)? else { continue };
         if c.hit.trust < req.min_trust {
             continue;
         }
@@ -430,160 +295,4 @@ fn ranked(
     }
     sort_hits(&mut hits);
     Ok(hits.into_iter().take(req.max_results).map(|c| c.hit).collect())
-}
-
-/// The distinct analyzed terms of `text`, in first-occurrence order.
-fn analyze_unique(text: &str) -> Vec<String> {
-    thread_local! {
-        // Building the analyzer (its stop word sets) cost a third of a terms query when it was
-        // built per call (retrieval bench profile); a step analyzes up to a dozen texts.
-        static ANALYZER: RefCell<TextAnalyzer> = RefCell::new(terms_analyzer());
-    }
-    ANALYZER.with_borrow_mut(|analyzer| {
-        let mut out: Vec<String> = Vec::new();
-        let mut stream = analyzer.token_stream(text);
-        while let Some(tok) = stream.next() {
-            if !out.contains(&tok.text) {
-                out.push(tok.text.clone());
-            }
-        }
-        out
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A step term standing for `forms`, found in `df` of `n` pool observations (`title_df` in
-    /// titles).
-    fn term(forms: &[&str], n: u64, df: u64, title_df: u64) -> (Vec<String>, StepTerm) {
-        let forms = forms.iter().map(|f| (*f).to_owned()).collect();
-        (forms, StepTerm { weight: idf(n, df), title_df, bit: 0 })
-    }
-
-    fn set(words: &[&str]) -> HashSet<String> {
-        words.iter().map(|w| (*w).to_owned()).collect()
-    }
-
-    /// A step of `known` terms (bits in order) out of `step_len` distinct terms, and their forms.
-    struct Case {
-        step: Step,
-        forms: Vec<Vec<String>>,
-        n: u64,
-    }
-
-    fn case(known: Vec<(Vec<String>, StepTerm)>, step_len: usize, n: u64) -> Case {
-        let mut forms = Vec::new();
-        let mut terms = Vec::new();
-        for (i, (f, mut t)) in known.into_iter().enumerate() {
-            t.bit = 1 << i;
-            forms.push(f);
-            terms.push(t);
-        }
-        let known_share = terms.len() as f64 / step_len as f64;
-        Case { step: Step { known: terms, known_share }, forms, n }
-    }
-
-    impl Case {
-        /// Judges a document whose title and content hold these analyzed terms.
-        fn judge(&self, min: f64, title: &[&str], content: &[&str]) -> Option<Judgement> {
-            let (title, content) = (set(title), set(content));
-            let mut m = Masks::default();
-            for (t, forms) in self.step.known.iter().zip(&self.forms) {
-                if forms.iter().any(|f| title.contains(f)) {
-                    m.title |= t.bit;
-                }
-                if forms.iter().any(|f| title.contains(f) || content.contains(f)) {
-                    m.any |= t.bit;
-                }
-            }
-            judge(&self.step, self.n, min, m)
-        }
-    }
-
-    #[test]
-    fn two_informative_terms_in_the_title_are_accepted_and_boosted() {
-        let c = case(vec![term(&["login"], 20, 1, 1), term(&["button"], 20, 4, 3)], 2, 20);
-        let j = c.judge(0.2, &["login", "button"], &[]).unwrap();
-        assert!((j.coverage - 1.0).abs() < 1e-12);
-        let plain: f64 = c.step.known.iter().map(|t| t.weight).sum();
-        assert!((j.relevance - plain * TITLE_BOOST).abs() < 1e-12);
-        let content_only = c.judge(0.2, &["login"], &["button"]).unwrap();
-        assert!(content_only.relevance < j.relevance);
-    }
-
-    #[test]
-    fn two_product_wide_words_are_not_enough() {
-        // "ticket" and "list" are in most of a help desk's memory: together they weigh less than
-        // one word found in a single observation.
-        let c = case(vec![term(&["ticket"], 10, 8, 5), term(&["list"], 10, 5, 2)], 4, 10);
-        assert!(c.judge(0.0, &["list"], &["ticket"]).is_none());
-    }
-
-    #[test]
-    fn a_hit_without_a_title_match_must_cover_most_of_the_step() {
-        let with_export = case(
-            vec![
-                term(&["filter"], 10, 2, 0),
-                term(&["transact"], 10, 2, 1),
-                term(&["export"], 10, 1, 1),
-            ],
-            3,
-            10,
-        );
-        assert!(with_export.judge(0.0, &[], &["filter", "transact"]).is_none());
-        // Without "export" in the step, the same two words are all it says: accepted.
-        let c = case(vec![term(&["filter"], 10, 2, 0), term(&["transact"], 10, 2, 1)], 2, 10);
-        assert!(c.judge(0.0, &[], &["filter", "transact"]).is_some());
-    }
-
-    #[test]
-    fn a_single_word_must_single_out_the_observation_by_its_title() {
-        let unique = case(vec![term(&["rememb"], 15, 1, 1)], 3, 15);
-        assert!(unique.judge(0.0, &["rememb"], &[]).is_some());
-        assert!(unique.judge(0.0, &[], &["rememb"]).is_none(), "content only");
-        let shared = case(vec![term(&["order"], 15, 4, 2)], 2, 15);
-        assert!(shared.judge(0.0, &["order"], &[]).is_none(), "in two titles");
-    }
-
-    #[test]
-    fn one_known_word_of_a_long_unrelated_step_is_a_coincidence() {
-        // "Drag the avatar onto the upload zone, crop it and confirm the page": only "page" is
-        // known, one of eight terms.
-        let long = case(vec![term(&["page"], 4, 2, 1)], 8, 4);
-        assert!(long.judge(0.0, &["page"], &["page"]).is_none());
-        let short = case(vec![term(&["page"], 4, 2, 1)], 2, 4);
-        assert!(short.judge(0.0, &["page"], &["page"]).is_some());
-    }
-
-    #[test]
-    fn the_min_relevance_floor_still_applies() {
-        let c = case(
-            vec![
-                term(&["login"], 20, 1, 1),
-                term(&["button"], 20, 1, 1),
-                term(&["modal"], 20, 1, 1),
-                term(&["fade"], 20, 1, 1),
-            ],
-            4,
-            20,
-        );
-        assert!(c.judge(0.5, &["login", "button"], &[]).is_some());
-        assert!(c.judge(0.6, &["login", "button"], &[]).is_none());
-    }
-
-    #[test]
-    fn prefix_forms_count_as_the_stem() {
-        let c =
-            case(vec![term(&["assign", "assigne"], 10, 1, 1), term(&["ticket"], 10, 8, 5)], 3, 10);
-        let j = c.judge(0.0, &["assigne", "dropdown"], &["ticket"]).unwrap();
-        assert!(j.coverage > 0.8);
-    }
-
-    #[test]
-    fn idf_falls_with_document_frequency() {
-        assert!(idf(10, 1) > idf(10, 5) && idf(10, 5) > idf(10, 10));
-        assert!(idf(1, 1) > 0.0, "a one-observation pool still weighs its words");
-    }
 }
