@@ -89,7 +89,7 @@ static RULES: LazyLock<Compiled> = LazyLock::new(|| {
                 &format!(
                     r"(?:ignore|forget)\s+(?:(?:all|any|every|each|the|your|my|of|these|those)\s+){{0,3}}(?:previous|prior|above|earlier|preceding|former|original|initial|existing|system|old)\s+(?:[a-z]+\s+)?{n}"
                 ),
-                r"(?:ignore|forget)\s+(?:all|everything|anything|what)\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told|(?:you\s+know\s+)?(?:above|before|so\s+far))",
+                r"(?:ignore|forget)\s+(?:all|everything|anything|what)\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told|(?:you\s+know\s+)?(?:above|before\s+(?:this|that|now)\b|so\s+far))",
                 // "ignore the instructions above", "forget all instructions you were given"
                 &format!(
                     r"(?:ignore|forget)\s+(?:(?:all|any|the|your|my|these|those|of)\s+){{0,3}}{n}\s+(?:above|before|earlier|(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+(?:given|told)|given\s+(?:to\s+you|above|earlier|before))"

@@ -34,7 +34,10 @@ static TRANSFER: LazyLock<Regex> = LazyLock::new(|| {
 
 static LEAK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"\b(?:exfiltrat\w*|leak|exfiltra|filtra|divulga|exfiltre[rz]?|divulgue[rz]?|exfiltriere\w*)\b",
+        // "leak" as a verb with its object ("leak the API keys"); as a noun it names a bug
+        // ("information leak in Passwords", "a private key import leak").
+        r"\bleak\s+(?:the|all|any|every|your|their|our|these|those|them|it|out)\b",
+        r"|\b(?:exfiltrat\w*|exfiltra|filtra|divulga|exfiltre[rz]?|divulgue[rz]?|exfiltriere\w*)\b",
         r"|\bpreis(?:geben|gibst|gib)?\b",
         r"|泄露|外泄|外传",
     ))

@@ -285,9 +285,10 @@ const EN_HIDDEN: &str = r#"
     \byou\s+(?:are|have\s+been)\s+hereby\s+\w+|\byou\s+(?:are|have\s+been)\s+(?:instructed|ordered|commanded)\s+to\b
     \b(?:ignore|disregard)\s+the\s+user(?:'s\s+(?:task|request|question|instructions?|message)|\s+and\b|\s*[,.;:!]|$)
     \byour\s+(?:real|true|actual|hidden|secret)\s+(?:task|goal|instructions?|objective|purpose|job|mission)\b
-    <!--[^>]{0,300}?(?:ignore|disregard|system|instruction|assistant|\bai\b|when\s+summari[sz]ing|you\s+must|override)
+    <!--[^>]{0,300}?(?:\b(?:ignore|forget)\s+(?:all|any|the|previous|prior|above|earlier|your|everything)\b|\bdisregard\b|\bsystem\s*(?:override|prompt|message|instruction|note|update)|\binstructions?\s+(?:for|to)\s+(?:the\s+)?(?:ai|assistant|model|llm|agent)\b|\b(?:ai|assistant|llm|chatbot)\s*[:,]|when\s+summari[sz]ing|\byou\s+must\b|\boverride\s*:)
     \bwhen\s+(?:you\s+)?(?:summari[sz]e|summari[sz]ing|process|processing|read|reading|review|reviewing|answer|answering)\s+this\b[^.\n]{0,60}?\b(?:you\s+must|must|always|also|append|include|end\s+with|start\s+with)\b
-    \b(?:call|invoke)\s+(?:the\s+)?[a-z]+_[a-z_]+\b|\b(?:use|run|execute|trigger)\s+(?:the\s+)?[a-z]+_[a-z_]+\s+(?:tool|function)\b
+    \b(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?[a-z]+_[a-z_]+\s+(?:tool|function)\b
+    \b(?:call|invoke)\s+(?:the\s+)?[a-z]+_[a-z_]+\b(?:[^.\n]|\.\S){0,160}?(?:https?://|\bbefore\s+(?:you\s+)?(?:respond|responding|reply|replying|answer|answering|continue|continuing\s+with\s+(?:the|your)\s+task|doing\s+anything\s+else))
 "#;
 
 const FAKE_TURNS: &str = r"
@@ -298,8 +299,8 @@ const FAKE_TURNS: &str = r"
 ";
 
 const PERSISTENCE: &str = r"
-    \b(?:append|add|include|insert|attach|put|place|end\s+with|start\s+with|begin\s+with|prefix|suffix)\s+(?:[^\s.]+\s+){0,8}?(?:to|at|in|into)\s+(?:the\s+(?:end|start|beginning|bottom|top)\s+of\s+)?(?:your|every|each|all|any)\s+(?:future\s+|next\s+)?(?:reply|replies|response|responses|answer|answers|summary|summaries|output|outputs|message|messages|review|reviews)\b
-    \b(?:in|to|at\s+the\s+end\s+of)\s+(?:every|each|all|any)\s+(?:future\s+|subsequent\s+)?(?:reply|replies|response|responses|answer|answers|summary|summaries|output|message)\b
+    \b(?:append|add|include|insert|attach|put|place|end\s+with|start\s+with|begin\s+with|prefix|suffix)\s+(?:[^\s.]+\s+){0,8}?(?:to|at|in|into)\s+(?:the\s+(?:end|start|beginning|bottom|top)\s+of\s+)?(?:your|every|each|all|any)\s+(?:(?:future\s+|next\s+)?(?:reply|replies|response|responses|answer|answers|summary|summaries|review|reviews)|(?:future|next)\s+(?:outputs?|messages?))\b
+    \b(?:in|to|at\s+the\s+end\s+of)\s+(?:every|each|all|any)\s+(?:(?:future\s+|subsequent\s+)?(?:reply|replies|response|responses|answer|answers|summary|summaries)|(?:future|subsequent)\s+(?:output|message))\b
     \b(?:save|store|write|add|keep|put|commit|remember)\s+(?:this|the\s+following|it|that)\s+(?:note\s+|information\s+)?(?:to|in|into)\s+(?:your\s+)?(?:long[- ]term\s+|persistent\s+|permanent\s+)?memory\b
     \b(?:remember|keep\s+in\s+mind)\s+(?:this\s+)?(?:for|in|across)\s+(?:all\s+)?(?:future|subsequent|later)\s+(?:tasks|sessions|conversations|turns|chats|replies|requests)\b
     \bpersists?\s+across\s+(?:turns|conversations|chats)\b
