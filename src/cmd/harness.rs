@@ -107,7 +107,8 @@ pub(crate) struct IssueArgs {
     /// A suggested fix.
     #[arg(long)]
     pub(crate) suggested_fix: Option<String>,
-    /// The filing role (becomes the issue's `source`) [default: validator].
+    /// The filing role [default: validator]. Triage files every new issue as `source:
+    /// "validator"` (§3.3) and keeps another role as `filedBy`.
     #[arg(long, value_name = "ROLE")]
     pub(crate) source: Option<String>,
 }

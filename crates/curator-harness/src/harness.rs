@@ -143,6 +143,16 @@ impl Harness {
     fn triage_journal_path(&self) -> PathBuf {
         self.state.join(".triage.json")
     }
+    /// The code pointers of the findings triaged since the last auto-close (a JSON array).
+    pub(crate) fn refound_path(&self) -> PathBuf {
+        self.state.join(".refound-pointers.json")
+    }
+
+    /// The pointers [`Self::refound_path`] holds; a missing or unreadable file holds none.
+    pub(crate) fn refound_pointers(&self) -> Result<Vec<String>> {
+        let text = read_or_empty(&self.refound_path())?;
+        Ok(serde_json::from_str(&text).unwrap_or_default())
+    }
 
     /// Fails with [`Error::NoState`] unless the state directory exists.
     pub(crate) fn require_state(&self) -> Result<()> {
@@ -211,7 +221,7 @@ impl Harness {
         self.require_state()?;
         let _pass = self.pass_lock(Duration::ZERO)?;
         self.recover()?;
-        let (counts, _) = self.triage_locked(now)?;
+        let counts = self.triage_locked(now)?;
         Ok(TriageReport { merged: counts.merged, deduped: counts.deduped })
     }
 
@@ -227,36 +237,44 @@ impl Harness {
             .map_err(|e| Error::Json { path, message: e.to_string() })
     }
 
-    /// §3.3 with the caller holding the pass lock: returns the counts and the batch (§3.5 needs
-    /// it). The pending lock is held from read to cut so no finding appended meanwhile is lost.
-    /// issues.json and the cut of the queue are one journal (`redo.rs`): a crash between them
-    /// never merges a batch twice. A broken issues.json fails here, before anything is written.
-    pub(crate) fn triage_locked(
-        &self,
-        now: Timestamp,
-    ) -> Result<(TriageCounts, Vec<PendingIssue>)> {
+    /// §3.3 with the caller holding the pass lock: returns the counts. The pending lock is held
+    /// from read to cut so no finding appended meanwhile is lost. issues.json, the batch's code
+    /// pointers (added to [`Self::refound_path`] for the next auto-close, §3.5) and the cut of
+    /// the queue are one journal (`redo.rs`): a crash between them never merges a batch twice
+    /// nor loses what the auto-close must spare. A broken issues.json fails here, before
+    /// anything is written.
+    pub(crate) fn triage_locked(&self, now: Timestamp) -> Result<TriageCounts> {
         let now_iso = iso_seconds(now);
         let path = self.pending_path();
         let _guard = lock(&self.pending_lock_path(), self.options.lock_timeout)?;
         let Some((dev, ino)) = identify(&path)? else {
-            return Ok((TriageCounts::default(), Vec::new()));
+            return Ok(TriageCounts::default());
         };
         let snapshot = read_bytes_or_empty(&path)?;
         let batch = read_pending(&String::from_utf8_lossy(&snapshot), &now_iso);
         if batch.is_empty() {
-            return Ok((TriageCounts::default(), batch));
+            return Ok(TriageCounts::default());
         }
         let mut file = self.load_issues()?;
         let counts = triage(&mut file, &batch, &now_iso);
+        let mut refound = self.refound_pointers()?;
+        for pointer in batch.iter().filter_map(|p| p.code_pointer.as_ref()) {
+            if !refound.contains(pointer) {
+                refound.push(pointer.clone());
+            }
+        }
         use sha2::Digest as _;
         let journal = Journal {
             id: format!("triage {now_iso}"),
             phase: Phase::Committed,
             archive: None,
-            writes: vec![FileWrite {
-                target: Target::State("issues.json".into()),
-                text: file.to_json(),
-            }],
+            writes: vec![
+                FileWrite { target: Target::State("issues.json".into()), text: file.to_json() },
+                FileWrite {
+                    target: Target::State(".refound-pointers.json".into()),
+                    text: serde_json::to_string(&refound).expect("strings serialize"),
+                },
+            ],
             appends: Vec::new(),
             cut: Some(Cut {
                 file: "pending-issues.jsonl".into(),
@@ -272,8 +290,8 @@ impl Harness {
         journal.apply_files(self.roots())?;
         // This thread already holds the pending lock.
         journal.apply_cut(self.roots(), &|| Ok(Box::new(())))?;
-        self.finish_journal(&journal_path)?;
-        Ok((counts, batch))
+        self.remove_durably(&journal_path)?;
+        Ok(counts)
     }
 
     /// Applies a triage journal a crash left behind.
@@ -284,7 +302,7 @@ impl Harness {
         let timeout = self.options.lock_timeout;
         journal.apply_files(self.roots())?;
         journal.apply_cut(self.roots(), &|| Ok(Box::new(lock(&pending_lock, timeout)?)))?;
-        self.finish_journal(&path)?;
+        self.remove_durably(&path)?;
         Ok(vec![format!("recovered: {} was interrupted and completed", journal.id)])
     }
 

@@ -355,7 +355,7 @@ impl Harness {
                     if let Some(mark) = &journal.archive {
                         mark.rollback(&archive_dir)?;
                     }
-                    self.finish_journal(&journal_path)?;
+                    self.remove_durably(&journal_path)?;
                     return Err(Error::Changed {
                         file: "raw.md",
                         detail: format!("read {count} entries, then {seen}; nothing was written"),
@@ -452,7 +452,7 @@ impl Harness {
         let raw_lock = self.raw_lock_path();
         let timeout = self.options.lock_timeout;
         let cut = journal.apply_cut(roots, &|| Ok(Box::new(lock(&raw_lock, timeout)?)))?;
-        self.finish_journal(&journal_path)?;
+        self.remove_durably(&journal_path)?;
 
         for t in &applied.changed {
             if *t == Target::State(MERGED_HEAD_REL.into()) {
@@ -497,7 +497,7 @@ impl Harness {
         now_iso: &str,
         report: &mut PassReport,
     ) -> Result<()> {
-        let (counts, batch) = self.triage_locked(now)?;
+        let counts = self.triage_locked(now)?;
         report.new_issues = counts.merged;
         report.deduped = counts.deduped;
         if counts.merged + counts.deduped > 0 {
@@ -507,13 +507,16 @@ impl Harness {
         let features = FeatureStatuses::parse(&read_or_empty(&self.features_path())?);
         let mut issues = self.load_issues()?;
         let round = format!("TRIGGER={} {date}", trigger.as_str());
-        report.auto_closed = auto_close(&mut issues, &features, &batch, &round, now_iso);
+        let refound = self.refound_pointers()?;
+        report.auto_closed = auto_close(&mut issues, &features, &refound, &round, now_iso);
         if report.auto_closed > 0
             && write_if_changed(&self.issues_path(), issues.to_json().as_bytes())?
             && !report.changed.iter().any(|c| c == "issues.json")
         {
             report.changed.push("issues.json".into());
         }
+        // This auto-close has seen them: a pass killed before here sees them again.
+        self.remove_durably(&self.refound_path())?;
         Ok(())
     }
 
@@ -583,7 +586,7 @@ impl Harness {
                         ));
                     }
                 }
-                self.finish_journal(&path)?;
+                self.remove_durably(&path)?;
             }
             Err(e) => {
                 // Journals are written atomically, so an unreadable one was never a commit.
@@ -633,7 +636,8 @@ impl Harness {
         Roots { state: &self.state, identity: &self.identity }
     }
 
-    pub(crate) fn finish_journal(&self, path: &std::path::Path) -> Result<()> {
+    /// Removes `path` (a journal, a consumed marker) and syncs its folder; a missing file is fine.
+    pub(crate) fn remove_durably(&self, path: &std::path::Path) -> Result<()> {
         match std::fs::remove_file(path) {
             Ok(()) => crate::fsio::sync_dir(crate::fsio::parent_of(path)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -44,7 +44,8 @@ static LOOKS_LIKE_START: LazyLock<Regex> =
 static ROLE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9-]+$").expect("static regex"));
 
-static FEATURE: LazyLock<Regex> =
+/// A feature id as the harness writes one: a word of letters, digits and dashes.
+pub(crate) static FEATURE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9][A-Za-z0-9-]*$").expect("static regex"));
 
 /// One parsed raw line.

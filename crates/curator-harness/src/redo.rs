@@ -228,6 +228,9 @@ pub(crate) fn apply_cut(path: &Path, cut: &Cut) -> Result<std::result::Result<()
         ))
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
+    // The cut file keeps the mode of the file it replaces (roles of a harness may share it
+    // through a group); tempfile creates it owner-only.
+    temp.as_file().set_permissions(meta.permissions()).map_err(|e| Error::io(path, e))?;
     {
         let out = temp.as_file_mut();
         let mut buf = vec![0u8; 1 << 16];
@@ -282,9 +285,11 @@ mod tests {
 
     #[test]
     fn a_cut_applies_once_and_keeps_the_appended_tail() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("raw.md");
         std::fs::write(&path, b"a\nb\nc\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o664)).unwrap();
         let (dev, ino) = identify(&path).unwrap().unwrap();
         let file = File::open(&path).unwrap();
         let sha256 = prefix_hash(&file, 6).unwrap().unwrap();
@@ -292,6 +297,8 @@ mod tests {
         std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"d\n").unwrap();
         assert_eq!(apply_cut(&path, &cut).unwrap(), Ok(()));
         assert_eq!(std::fs::read(&path).unwrap(), b"c\nd\n");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o664, "the cut file keeps the mode roles share it by");
         // Applied again (a journal re-applied after a crash): a new file, nothing happens.
         assert!(apply_cut(&path, &cut).unwrap().is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"c\nd\n");

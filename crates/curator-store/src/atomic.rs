@@ -20,9 +20,17 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| Error::io(path, std::io::Error::other("path has no file name")))?;
+    // The file keeps its mode, as a write in place (agent-qa's) keeps it: a harness whose roles
+    // share a group-writable file must not find it owner-only after a rewrite.
+    let mode = match fs::metadata(path) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(path, e)),
+    };
     let (temp_path, mut temp) = create_temp(dir, &name.to_string_lossy())?;
-    let written = temp
-        .write_all(bytes)
+    let written = mode
+        .map_or(Ok(()), |mode| temp.set_permissions(mode))
+        .and_then(|()| temp.write_all(bytes))
         .and_then(|()| temp.sync_all())
         .map_err(|e| Error::io(&temp_path, e))
         .and_then(|()| {
@@ -122,6 +130,17 @@ mod tests {
         atomic_write(&path, b"second, longer").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"second, longer");
         assert_eq!(names(dir.path()), ["obs_a.md"]);
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("raw.md");
+        atomic_write(&path, b"first").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o664)).unwrap();
+        atomic_write(&path, b"second").unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o664);
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Stale auto-close, the curator's own step after triage (harness-curator §3.5).
 //!
 //! An issue closes only on evidence: it has a code pointer, its feature (linked F-FIX, else
-//! found-during) is `passed`, and no finding of this pass's batch carries the same pointer. Open
+//! found-during) is `passed`, and no finding triaged since the last auto-close carries the same
+//! pointer (this pass's batch, and the batches of triages run on their own or by a pass killed
+//! before its auto-close: the harness keeps their pointers until an auto-close has seen them, so
+//! a retried pass, or a triage followed by a curate, never closes an issue that just came back). Open
 //! and acknowledged issues qualify; `fixing` issues qualify when their linked feature passed. An
 //! issue without a pointer is never closed here.
 
@@ -9,7 +12,6 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::pending::PendingIssue;
 use super::store::{IssueFile, Note, Status};
 
 /// Feature id → status, read from features.json.
@@ -61,11 +63,12 @@ impl FeatureStatuses {
     }
 }
 
-/// Closes stale issues; returns how many. `round` is `TRIGGER=<t> <date>`.
+/// Closes stale issues; returns how many. `refound` holds the code pointers of the findings
+/// triaged since the last auto-close; `round` is `TRIGGER=<t> <date>`.
 pub fn auto_close(
     file: &mut IssueFile,
     features: &FeatureStatuses,
-    batch: &[PendingIssue],
+    refound: &[String],
     round: &str,
     now: &str,
 ) -> usize {
@@ -81,7 +84,7 @@ pub fn auto_close(
         if !eligible || !features.is_passed(feature) {
             continue;
         }
-        if batch.iter().any(|p| p.code_pointer.as_deref() == Some(pointer)) {
+        if refound.iter().any(|p| p == pointer) {
             continue;
         }
         issue.status = Status::Closed;

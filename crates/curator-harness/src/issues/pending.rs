@@ -131,6 +131,13 @@ impl NewIssue {
         if self.found_during.trim().is_empty() {
             return Err(Error::invalid("foundDuring", "required: the feature being validated"));
         }
+        // §3.5 finds the issue's feature by this id in features.json, as `append --feature`.
+        if !crate::raw::FEATURE.is_match(&self.found_during) {
+            return Err(Error::invalid(
+                "foundDuring",
+                format!("{:?} is not a feature id", curator_core::excerpt(&self.found_during)),
+            ));
+        }
         Ok(serde_json::to_string(self).expect("pending issue serializes"))
     }
 
@@ -184,5 +191,11 @@ mod tests {
         n.severity = "nit".into();
         n.title = "a\nb".into();
         assert!(n.to_line().is_err());
+        n.title = "x".into();
+        n.found_during = "not a feature id at all".into();
+        let err = n.to_line().unwrap_err().to_string();
+        assert!(err.contains("is not a feature id"), "{err}");
+        n.found_during = "F-FIX-001".into();
+        assert!(n.to_line().is_ok());
     }
 }

@@ -116,9 +116,8 @@ fn auto_close_needs_pointer_passed_feature_and_no_fresh_finding() {
     let features = FeatureStatuses::parse(
         r#"{"features":[{"id":"F-1","status":"passed"},{"id":"F-2","status":"failed"},{"id":"F-FIX-001","status":"passed"}]}"#,
     );
-    let batch =
-        read_pending(r#"{"title":"d again","severity":"minor","codePointer":"src/d.ts:1"}"#, "T");
-    let closed = auto_close(&mut file, &features, &batch, "TRIGGER=done 2026-04-24", "T");
+    let refound = vec!["src/d.ts:1".to_owned()];
+    let closed = auto_close(&mut file, &features, &refound, "TRIGGER=done 2026-04-24", "T");
     let status = |id: &str| file.issues.iter().find(|i| i.id == id).unwrap().status;
     assert_eq!(status("I-0001"), Status::Closed); // pointer + found-during passed
     assert_eq!(status("I-0002"), Status::Open); // no pointer
@@ -187,4 +186,39 @@ fn triage_on_disk_clears_the_queue_and_is_a_no_op_when_empty() {
     .unwrap();
     let report = h.curate(Trigger::Manual, at("2026-04-24T13:00:00Z")).unwrap();
     assert!(report.line().contains("ISSUES +0 new, 1 deduped, 0 auto-closed"), "{}", report.line());
+}
+
+/// §3.5 spares an issue a finding of "this pass's batch" points at. A batch triaged by a pass
+/// killed before its auto-close, or by `harness triage` on its own, is spared by the next
+/// auto-close too: the issue just came back, it is not verified green.
+#[test]
+fn an_issue_refound_in_an_earlier_triage_is_not_closed_by_the_next_pass() {
+    let env = Env::new();
+    env.write("features.json", r#"{"features":[{"id":"F-001","status":"passed"}]}"#);
+    env.write(
+        "issues.json",
+        r#"{"issues":[{"id":"I-0001","title":"Login redirect loop","severity":"major","source":"validator","foundAt":"2026-01-01T00:00:00Z","foundDuring":"F-001","status":"open","codePointer":"src/login.ts:10","attempts":0,"notes":[]}],"nextId":2}"#,
+    );
+    env.write(
+        "pending-issues.jsonl",
+        &pending(&[
+            r#"{"title":"Login redirect loop again","severity":"major","foundDuring":"F-001","codePointer":"src/login.ts:10"}"#,
+        ]),
+    );
+    let h = env.harness();
+    h.triage(at("2026-04-24T11:00:00Z")).unwrap();
+    let status = || {
+        let file =
+            IssueFile::parse(&std::fs::read_to_string(env.state.join("issues.json")).unwrap())
+                .unwrap();
+        let issue = file.issues.iter().find(|i| i.id == "I-0001").unwrap().clone();
+        (issue.status, issue.attempts)
+    };
+    assert_eq!(status(), (Status::Open, 1), "resurfaced once");
+    let report = h.curate(Trigger::Done, at("2026-04-24T12:00:00Z")).unwrap();
+    assert_eq!((report.auto_closed, status()), (0, (Status::Open, 1)), "spared, not re-counted");
+    // That auto-close saw the finding; with nothing new, the next one closes the issue.
+    let report = h.curate(Trigger::Done, at("2026-04-24T13:00:00Z")).unwrap();
+    assert_eq!((report.auto_closed, status()), (1, (Status::Closed, 1)));
+    assert!(!env.state.join(".refound-pointers.json").exists());
 }
