@@ -164,8 +164,8 @@ pub(crate) struct AddArgs {
     /// Scope folder: the product, the suite id or the test id.
     #[arg(long, value_name = "SCOPE")]
     pub(crate) scope: String,
-    /// Title: a context-first fact headline.
-    #[arg(long)]
+    /// Title: a context-first fact headline (may start with `-`: `--title "- item"`).
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) title: String,
     /// Test id (or name) this observation was learned from.
     #[arg(long, value_name = "ID")]
@@ -232,7 +232,7 @@ pub(crate) struct QueryArgs {
     #[arg(value_name = "STEP_TEXT", required_unless_present = "step_text")]
     pub(crate) text: Option<String>,
     /// The step text as a flag, for scripts that name every argument (same as STEP_TEXT).
-    #[arg(long, value_name = "TEXT", conflicts_with = "text")]
+    #[arg(long, value_name = "TEXT", conflicts_with = "text", allow_hyphen_values = true)]
     pub(crate) step_text: Option<String>,
 }
 

@@ -54,6 +54,16 @@ fn add_writes_an_agent_qa_file_and_prints_its_id() {
 }
 
 #[test]
+fn add_takes_a_title_that_starts_with_a_dash() {
+    // Changelog and markdown lines start with "- "; agent-qa quotes such a title.
+    let dir = Dir::new("add-dash");
+    let args = ["add", "--tier", "product", "--scope", "shop", "--title", "- item one"];
+    let id = dir.curator(&[&args[..], &["--source-test", "t_x", "body"]].concat()).stdout();
+    let text = dir.read(&format!("products/shop/{}.md", id.trim()));
+    assert!(text.contains("\ntitle: \"- item one\"\n"), "{text}");
+}
+
+#[test]
 fn add_retried_with_its_idempotency_key_writes_once() {
     let dir = Dir::new("add-key");
     let add = |scope: &str| {

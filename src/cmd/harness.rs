@@ -87,7 +87,7 @@ pub(crate) struct AppendArgs {
 #[derive(Debug, Args)]
 pub(crate) struct IssueArgs {
     /// One-line title (`BLOCKED: …` for a blocked worker).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) title: String,
     /// critical | major | minor | nit.
     #[arg(long)]
@@ -99,13 +99,13 @@ pub(crate) struct IssueArgs {
     #[arg(long, value_name = "PATH:LINE")]
     pub(crate) code_pointer: Option<String>,
     /// What was observed.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) evidence: Option<String>,
     /// How to reproduce.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) repro: Option<String>,
     /// A suggested fix.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) suggested_fix: Option<String>,
     /// The filing role [default: validator]. Triage files every new issue as `source:
     /// "validator"` (§3.3) and keeps another role as `filedBy`.

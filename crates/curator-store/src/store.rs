@@ -373,6 +373,18 @@ pub trait Transaction {
     /// Every served observation of one scope, sorted by file name (agent-qa's listing order).
     fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>>;
 
+    /// Every observation of one scope that parses, served or refused by the scanner, sorted by
+    /// file name: what agent-qa's suite stale cleanup reads (§5.6 parses, it does not scan), so
+    /// a stale file the scanner blocks is deleted too. A store that never holds a refused
+    /// observation lists the served ones.
+    fn list_scope_parsed(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+    ) -> Result<Vec<StoredObservation>> {
+        self.list_scope(tier, scope)
+    }
+
     /// Scans, validates and atomically writes `observation` to `<tier>/<scope>/<id>.md`.
     fn put(
         &mut self,

@@ -139,12 +139,14 @@ impl Decisions {
     }
 }
 
-/// The keys of each kind of decision.
-fn decision_keys(action: &str) -> &'static [&'static str] {
+/// The keys of each kind of decision; `None` for an action that is none of them (then the
+/// action is the error, not the keys that come with it).
+fn decision_keys(action: &str) -> Option<&'static [&'static str]> {
     match action {
-        "add" => &["action", "title", "content", "scope", "reasoning"],
-        "update" | "deprecate" => &["action", "observationId", "reasoning"],
-        _ => &["action", "reasoning"],
+        "add" => Some(&["action", "title", "content", "scope", "reasoning"]),
+        "update" | "deprecate" => Some(&["action", "observationId", "reasoning"]),
+        "noop" => Some(&["action", "reasoning"]),
+        _ => None,
     }
 }
 
@@ -152,7 +154,8 @@ fn decision(value: &Value, i: usize, unknown: UnknownKeys) -> Result<Decision, D
     let path = format!("decisions[{i}]");
     let obj = value.as_object().ok_or_else(|| err(&path, "must be an object"))?;
     if let Some(Value::String(action)) = obj.get("action")
-        && let Some((field, rule)) = first_unknown(obj, decision_keys(action), &path, unknown)
+        && let Some(keys) = decision_keys(action)
+        && let Some((field, rule)) = first_unknown(obj, keys, &path, unknown)
     {
         return Err(err(field, rule));
     }
@@ -260,6 +263,11 @@ mod tests {
                 "decisions[0].observationId",
             ),
             (r#"{"decisions":[{"action":"merge","reasoning":""}]}"#, "decisions[0].action"),
+            // An unknown action is the error, not the id an update would carry.
+            (
+                r#"{"decisions":[{"action":"confirm","observationId":"obs_a","reasoning":""}]}"#,
+                "decisions[0].action",
+            ),
             (r#"{"decisions":{}}"#, "decisions"),
             (r#"{}"#, "decisions"),
             (r#"[1]"#, "(document)"),

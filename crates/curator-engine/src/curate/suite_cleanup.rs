@@ -4,7 +4,9 @@
 //! Snapshots are compared as data (ordered lists of `{test, id}`), not as JSON text, so key order
 //! in a hand-edited file cannot make a current observation look stale (§11.11). Position is not
 //! compared: observations for other positions of an unchanged suite survive. Suite-folder
-//! observations without a snapshot (no `position`) are never cleaned, as in agent-qa.
+//! observations without a snapshot (no `position`) are never cleaned, as in agent-qa. Like
+//! agent-qa's cleanup, it reads every file that parses, including one the scanner blocks: a
+//! stale observation is deleted whatever its text.
 
 use curator_core::{SnapshotEntry, Tier};
 use curator_store::{Action, Transaction};
@@ -21,7 +23,7 @@ pub(crate) fn clean_stale_suite(tx: &mut dyn Transaction, suite: &SuiteInfo, log
         log.errors.push(format!("Suite stale scan error: {e}"));
         return;
     }
-    let listed = match tx.list_scope(Tier::Suites, &suite.id) {
+    let listed = match tx.list_scope_parsed(Tier::Suites, &suite.id) {
         Ok(listed) => listed,
         Err(e) => {
             log.errors.push(format!("Suite stale scan error: {e}"));

@@ -64,11 +64,18 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {
 
 /// Reads, parses and scans the file at `path` whose name without `.md` is `stem`.
 pub(crate) fn load(path: &Path, stem: &str, limit: u64) -> Result<Loaded, LoadError> {
-    let text = read_text(path, limit)?;
-    let observation = parse_observation(&text, stem).map_err(ProblemKind::Parse)?;
+    let loaded = load_unscanned(path, stem, limit)?;
+    let observation = &loaded.observation;
     if let Some(rule) = scan_observation(&observation.title, &observation.content).rule() {
         return Err(ProblemKind::Unsafe { rule: rule.to_owned() }.into());
     }
+    Ok(loaded)
+}
+
+/// [`load`] without the scanner: for the readers agent-qa does not scan with (§5.6).
+pub(crate) fn load_unscanned(path: &Path, stem: &str, limit: u64) -> Result<Loaded, LoadError> {
+    let text = read_text(path, limit)?;
+    let observation = parse_observation(&text, stem).map_err(ProblemKind::Parse)?;
     Ok(Loaded { observation })
 }
 

@@ -22,7 +22,7 @@ use curator_core::codec::parse_observation;
 use curator_core::{Observation, ObservationId, ScopeName, Tier};
 
 use super::layout::{self, Location, Walk, inside_root, scope_dir};
-use super::read::{LoadError, read_text};
+use super::read::{LoadError, load_unscanned, read_text};
 use super::{FileStore, recovery, refused, stored};
 use crate::atomic::{atomic_write, sync_dir};
 use crate::evidence::{EvidenceQuery, EvidenceView, RunEvidence};
@@ -293,6 +293,41 @@ impl<'a> FileTransaction<'a> {
             Err(LoadError::Refused(kind)) => Err(refused(path, kind)),
         }
     }
+
+    /// The observations of one scope that load (parse, and pass the scanner when `scanned`),
+    /// sorted by file name.
+    fn list_in_scope(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        scanned: bool,
+    ) -> Result<Vec<StoredObservation>> {
+        let root = &self.store.root;
+        let Some(dir) = scope_dir(root, tier, scope, false)? else {
+            return Ok(Vec::new());
+        };
+        let mut walk = Walk::default();
+        layout::walk_scope(root, tier, scope.clone(), &dir, &mut walk);
+        for found in &walk.problems {
+            tracing::warn!("not served: {}", found.problem);
+        }
+        let mut listed = Vec::new();
+        for loc in &walk.locations {
+            let loaded = if scanned {
+                self.store.load(loc)
+            } else {
+                load_unscanned(&loc.path, &loc.stem, self.store.options.max_file_size)
+            };
+            match loaded {
+                Ok(loaded) => listed.push(stored(loc, loaded)),
+                Err(LoadError::Missing) => {}
+                Err(LoadError::Refused(kind)) => {
+                    tracing::warn!(path = %loc.path.display(), "not served: {kind}");
+                }
+            }
+        }
+        Ok(listed)
+    }
 }
 
 /// What one change does, for its journal entry.
@@ -312,26 +347,15 @@ impl Transaction for FileTransaction<'_> {
     }
 
     fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>> {
-        let root = &self.store.root;
-        let Some(dir) = scope_dir(root, tier, scope, false)? else {
-            return Ok(Vec::new());
-        };
-        let mut walk = Walk::default();
-        layout::walk_scope(root, tier, scope.clone(), &dir, &mut walk);
-        for found in &walk.problems {
-            tracing::warn!("not served: {}", found.problem);
-        }
-        let mut served = Vec::new();
-        for loc in &walk.locations {
-            match self.store.load(loc) {
-                Ok(loaded) => served.push(stored(loc, loaded)),
-                Err(LoadError::Missing) => {}
-                Err(LoadError::Refused(kind)) => {
-                    tracing::warn!(path = %loc.path.display(), "not served: {kind}");
-                }
-            }
-        }
-        Ok(served)
+        self.list_in_scope(tier, scope, true)
+    }
+
+    fn list_scope_parsed(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+    ) -> Result<Vec<StoredObservation>> {
+        self.list_in_scope(tier, scope, false)
     }
 
     fn put(
