@@ -4,7 +4,8 @@
 //! the file; a pass with nothing new must not reformat it). Items the curator creates or updates
 //! use the §6 line format `- [YYYY-MM-DD] <statement> — why: <rationale> (evidence: F-012, F-019)`.
 //! Text outside the four headings is never dropped silently: lines before the first heading are
-//! kept as a preamble, and lines under an unknown heading are folded into Context verbatim.
+//! kept as a preamble, and lines under an unknown heading are folded into Context verbatim,
+//! after the heading's name as a line of its own.
 //!
 //! Evidence lists are bounded ([`EVIDENCE_MAX`] ids, the most recent kept); further sightings are
 //! counted as `+N more`, so "how many features saw this" survives the cut.
@@ -204,13 +205,28 @@ impl MemoryDoc {
         for line in text.lines() {
             let trimmed = line.trim_end();
             if let Some(h) = trimmed.strip_prefix("## ") {
-                current = Some(match h.trim().to_ascii_lowercase().as_str() {
+                let section = match h.trim().to_ascii_lowercase().as_str() {
                     "decisions" => Section::Decisions,
                     "history" => Section::History,
                     "lessons" => Section::Lessons,
-                    // Context, and any unknown heading, whose lines are kept under Context.
-                    _ => Section::Context,
-                });
+                    "context" => Section::Context,
+                    // An unknown heading's lines are kept under Context, after its name as a
+                    // plain line (`Deploy checklist:`), so they keep their title and the file
+                    // keeps four sections.
+                    _ => {
+                        let label = format!("{}:", h.trim().trim_end_matches(':'));
+                        doc.sections[Section::Context.index()].push(Item {
+                            date: None,
+                            statement: label.clone(),
+                            why: None,
+                            evidence: Vec::new(),
+                            more: 0,
+                            verbatim: Some(label),
+                        });
+                        Section::Context
+                    }
+                };
+                current = Some(section);
                 continue;
             }
             let Some(section) = current else {
@@ -335,7 +351,8 @@ mod tests {
         let doc = MemoryDoc::parse(text);
         assert_eq!(doc.preamble, ["# MEMORY", "notes for humans"]);
         assert_eq!(doc.items(Section::Decisions)[0].render(), "- a — why: b\n  continued");
-        assert_eq!(doc.items(Section::Context)[0].render(), "free text");
+        assert_eq!(doc.items(Section::Context)[0].render(), "Random:", "the heading's name");
+        assert_eq!(doc.items(Section::Context)[1].render(), "free text");
         let again = MemoryDoc::parse(&doc.render());
         assert_eq!(again.render(), doc.render());
     }

@@ -53,11 +53,14 @@ fn rank_lessons(items: &[Item]) -> Vec<String> {
     let mut ranked: Vec<(usize, &Item)> = items.iter().enumerate().collect();
     ranked.sort_by(|(ai, a), (bi, b)| {
         let (af, bf) = (a.all_fids(), b.all_fids());
+        // §5 step 1: (a) sightings, (b) recency — the item's date, the only date an item
+        // carries (the day it was first seen) — (c) imperative or negative phrasing; then the
+        // newest feature number and the file order, so the ranking is total.
         b.sightings()
             .cmp(&a.sightings())
             .then(b.date.cmp(&a.date))
-            .then(newest_fid(&bf).cmp(&newest_fid(&af)))
             .then(is_imperative(&b.statement).cmp(&is_imperative(&a.statement)))
+            .then(newest_fid(&bf).cmp(&newest_fid(&af)))
             .then(ai.cmp(bi))
     });
     ranked.into_iter().map(|(_, i)| one_line(&with_fids(&i.statement, &i.all_fids()))).collect()
@@ -197,5 +200,18 @@ mod tests {
         assert_eq!(lessons[1], "- two sightings (F-1, F-2)");
         assert!(text.contains("## Avoid\n- never skip seeds (F-1, F-2)\n"), "{text}");
         assert!(!text.contains("## Decisions"));
+    }
+
+    #[test]
+    fn on_a_date_tie_imperative_phrasing_outranks_a_later_feature() {
+        let mut doc = MemoryDoc::default();
+        let l = doc.items_mut(Section::Lessons);
+        let yaml = "the yaml loader keeps trailing spaces";
+        l.push(Item::new("2026-04-05", yaml, None, vec!["F-009".into()]));
+        let never = "never call the payments API twice";
+        l.push(Item::new("2026-04-05", never, None, vec!["F-006".into()]));
+        let text = render(&doc, "2026-04-06").unwrap();
+        let lessons: Vec<&str> = text.lines().filter(|l| l.starts_with("- ")).collect();
+        assert_eq!(lessons[0], "- never call the payments API twice (F-006)", "{text}");
     }
 }

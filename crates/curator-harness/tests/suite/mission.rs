@@ -95,7 +95,7 @@ fn two_passes_over_a_realistic_mission() {
     let summary = env.read("memory/summary.md");
     assert!(
         summary.starts_with(
-            "# Harness memory (curated 2026-04-24)\n\n## Lessons\n- psql -f drizzle/*.sql"
+            "# Harness memory (curated 2026-04-24)\n\n## Lessons\n- never run the e2e suite before"
         ),
         "{summary}"
     );
