@@ -1,7 +1,31 @@
 //! Migrations: applied once, idempotent, a newer database refused with a clear error.
 
+use curator_core::Tier;
 use curator_pg::testing::test_database;
 use curator_pg::{PgError, PgOptions, PgStore, SCHEMA_VERSION};
+use curator_store::Store;
+use curator_store::index::{
+    DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, QueryMode, ScopeDir, ScopeSelector, SearchRequest,
+};
+
+use crate::util::scope;
+
+/// The ids `text` finds in the `acme` product in `mode`.
+fn search_acme(store: &PgStore, text: &str, mode: QueryMode) -> Vec<String> {
+    let request = SearchRequest {
+        scopes: vec![ScopeSelector {
+            dir: ScopeDir::new(Tier::Products, scope("acme")),
+            suite: None,
+        }],
+        text: text.to_owned(),
+        mode,
+        min_trust: 0.0,
+        max_results: 5,
+        min_relevance: DEFAULT_MIN_RELEVANCE,
+        keep_ratio: DEFAULT_KEEP_RATIO,
+    };
+    store.search(&request).unwrap().into_iter().map(|h| h.id).collect()
+}
 
 #[test]
 fn migrations_apply_once_and_are_idempotent() {
@@ -83,14 +107,9 @@ fn a_bad_url_and_an_unreachable_server_are_errors_not_panics() {
 
 #[test]
 fn migration_5_rebuilds_phrase_vectors_with_sqlites_unicode61_folds() {
-    use curator_core::Tier;
-    use curator_store::index::{
-        DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, QueryMode, ScopeDir, ScopeSelector,
-        SearchRequest,
-    };
-    use curator_store::{Action, Store};
+    use curator_store::Action;
 
-    use crate::util::{observation, scope};
+    use crate::util::observation;
 
     let db = test_database().unwrap();
     let store = PgStore::connect(db.url(), PgOptions::default()).unwrap();
@@ -103,21 +122,7 @@ fn migration_5_rebuilds_phrase_vectors_with_sqlites_unicode61_folds() {
             })
             .unwrap();
     }
-    let find = |store: &PgStore, text: &str| {
-        let request = SearchRequest {
-            scopes: vec![ScopeSelector {
-                dir: ScopeDir::new(Tier::Products, scope("acme")),
-                suite: None,
-            }],
-            text: text.to_owned(),
-            mode: QueryMode::Phrase,
-            min_trust: 0.0,
-            max_results: 5,
-            min_relevance: DEFAULT_MIN_RELEVANCE,
-            keep_ratio: DEFAULT_KEEP_RATIO,
-        };
-        store.search(&request).unwrap().into_iter().map(|h| h.id).collect::<Vec<_>>()
-    };
+    let find = |store: &PgStore, text: &str| search_acme(store, text, QueryMode::Phrase);
     assert_eq!(find(&store, "Σελίδα"), [greek.id.to_string()]);
     // A database written before version 5 holds vectors of the old folding (accents stripped
     // from Greek): the Greek row is not found by its own title, until the migration runs.
@@ -136,14 +141,9 @@ fn migration_5_rebuilds_phrase_vectors_with_sqlites_unicode61_folds() {
 
 #[test]
 fn migration_6_fills_the_term_arrays_of_rows_already_stored() {
-    use curator_core::Tier;
-    use curator_store::index::{
-        DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, QueryMode, ScopeDir, ScopeSelector,
-        SearchRequest,
-    };
-    use curator_store::{Action, Store};
+    use curator_store::Action;
 
-    use crate::util::{observation, scope};
+    use crate::util::observation;
 
     let db = test_database().unwrap();
     let store = PgStore::connect(db.url(), PgOptions::default()).unwrap();
@@ -157,21 +157,7 @@ fn migration_6_fills_the_term_arrays_of_rows_already_stored() {
             })
             .unwrap();
     }
-    let find = |store: &PgStore, text: &str| {
-        let request = SearchRequest {
-            scopes: vec![ScopeSelector {
-                dir: ScopeDir::new(Tier::Products, scope("acme")),
-                suite: None,
-            }],
-            text: text.to_owned(),
-            mode: QueryMode::Terms,
-            min_trust: 0.0,
-            max_results: 5,
-            min_relevance: DEFAULT_MIN_RELEVANCE,
-            keep_ratio: DEFAULT_KEEP_RATIO,
-        };
-        store.search(&request).unwrap().into_iter().map(|h| h.id).collect::<Vec<_>>()
-    };
+    let find = |store: &PgStore, text: &str| search_acme(store, text, QueryMode::Terms);
     let before = find(&store, "Open the login form");
     assert_eq!(before, [login.id.to_string()]);
     // A version 5 database: rows without term arrays, PostgreSQL's English vector instead.
