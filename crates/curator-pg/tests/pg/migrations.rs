@@ -4,26 +4,14 @@ use curator_core::Tier;
 use curator_pg::testing::test_database;
 use curator_pg::{PgError, PgOptions, PgStore, SCHEMA_VERSION};
 use curator_store::Store;
-use curator_store::index::{
-    DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, QueryMode, ScopeDir, ScopeSelector, SearchRequest,
-};
+use curator_store::index::QueryMode;
 
+use crate::search::{request, sel};
 use crate::util::scope;
 
-/// The ids `text` finds in the `acme` product in `mode`.
+/// The ids `text` finds in the `acme` product in `mode` (any trust).
 fn search_acme(store: &PgStore, text: &str, mode: QueryMode) -> Vec<String> {
-    let request = SearchRequest {
-        scopes: vec![ScopeSelector {
-            dir: ScopeDir::new(Tier::Products, scope("acme")),
-            suite: None,
-        }],
-        text: text.to_owned(),
-        mode,
-        min_trust: 0.0,
-        max_results: 5,
-        min_relevance: DEFAULT_MIN_RELEVANCE,
-        keep_ratio: DEFAULT_KEEP_RATIO,
-    };
+    let request = request(text, mode, vec![sel(Tier::Products, "acme", None)]);
     store.search(&request).unwrap().into_iter().map(|h| h.id).collect()
 }
 

@@ -25,7 +25,7 @@ fn example_snapshot(pg: &PgStore) -> Vec<SnapshotEntry> {
     listing.observations.iter().find_map(|o| o.observation.suite.clone()).unwrap().suite_snapshot
 }
 
-fn request(text: &str, mode: QueryMode, scopes: Vec<ScopeSelector>) -> SearchRequest {
+pub(crate) fn request(text: &str, mode: QueryMode, scopes: Vec<ScopeSelector>) -> SearchRequest {
     SearchRequest {
         scopes,
         text: text.to_owned(),
@@ -37,7 +37,7 @@ fn request(text: &str, mode: QueryMode, scopes: Vec<ScopeSelector>) -> SearchReq
     }
 }
 
-fn sel(tier: Tier, name: &str, suite: Option<SuiteMatch>) -> ScopeSelector {
+pub(crate) fn sel(tier: Tier, name: &str, suite: Option<SuiteMatch>) -> ScopeSelector {
     ScopeSelector { dir: ScopeDir::new(tier, scope(name)), suite }
 }
 
