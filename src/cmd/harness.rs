@@ -108,7 +108,7 @@ pub(crate) struct IssueArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub(crate) suggested_fix: Option<String>,
     /// The filing role [default: validator]. Triage files every new issue as `source:
-    /// "validator"` (§3.3) and keeps another role as `filedBy`.
+    /// "validator"`, as the reference does, and keeps another role as `filedBy`.
     #[arg(long, value_name = "ROLE")]
     pub(crate) source: Option<String>,
 }
