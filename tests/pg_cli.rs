@@ -301,3 +301,18 @@ fn two_serve_processes_on_one_database_see_each_others_writes_at_once() {
     let (_, list) = b.call("GET", "/api/v1/observations?scope=acme", None);
     assert_eq!(list["total"], 3, "{list}");
 }
+
+#[test]
+fn migrate_says_what_it_applies_before_the_wait_and_nothing_when_current() {
+    let db = db();
+    let dir = Dir::new("pg-migrate");
+    let (out, err) = ok(curator(&dir.root(), db.url(), &["migrate"]));
+    assert!(
+        err.contains("curator: applying 0001 init,") && err.contains("0006 terms_arrays"),
+        "{err}"
+    );
+    assert!(out.contains("0006 terms_arrays: applied now"), "{out}");
+    let (out, err) = ok(curator(&dir.root(), db.url(), &["migrate"]));
+    assert!(!err.contains("applying"), "{err}");
+    assert!(out.contains("0006 terms_arrays: applied 2"), "{out}");
+}

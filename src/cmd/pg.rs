@@ -147,6 +147,18 @@ pub(crate) fn export(ctx: &Context, args: &DatabaseArgs) -> Result<ExitCode> {
 /// `curator migrate [--status] --database URL`.
 pub(crate) fn migrate(ctx: &Context, args: &MigrateArgs) -> Result<ExitCode> {
     let store = open(ctx, &args.db, false)?;
+    if !args.status {
+        // A migration that recomputes every row takes about a minute per 100k rows: say what
+        // is being done before the wait, not after it.
+        let pending: Vec<String> = store
+            .migrations_status()?
+            .pending()
+            .map(|m| format!("{:04} {}", m.version, m.name))
+            .collect();
+        if !pending.is_empty() {
+            eprintln!("curator: applying {} to {}", pending.join(", "), store.target());
+        }
+    }
     let applied = if args.status { Vec::new() } else { store.migrate()? };
     let status = store.migrations_status()?;
     if ctx.json {
