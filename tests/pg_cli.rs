@@ -316,3 +316,64 @@ fn migrate_says_what_it_applies_before_the_wait_and_nothing_when_current() {
     assert!(!err.contains("applying"), "{err}");
     assert!(out.contains("0006 terms_arrays: applied 2"), "{out}");
 }
+
+/// Moving a memory root to PostgreSQL moves its state: the runs applied before the move are
+/// applied once (a harness retrying one gets `already applied`), their evidence counts, the
+/// history and `undo` work, and the review queue comes along; a second import adds nothing.
+#[test]
+fn import_moves_the_journal_evidence_and_review_queue_so_a_retry_applies_nothing() {
+    let db = db();
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("ws");
+    let init = Command::new(assert_cmd::cargo::cargo_bin("curator"))
+        .args(["init", "--example"])
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    let root = work.join("agent-qa-memory");
+    let run = |url: Option<&str>, args: &[&str]| {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("curator"));
+        cmd.current_dir(&work).env_remove("CURATOR_ROOT").env_remove("CURATOR_STORE");
+        cmd.arg("--root").arg(&root);
+        if let Some(url) = url {
+            cmd.args(["--store", url]);
+        }
+        cmd.args(args);
+        ok(cmd)
+    };
+    let plum = "obs_plum-iris-marsh-maple-ruby-planet-violet-atlas-pine-mesa";
+    run(None, &["curate", "runs/failed.json"]);
+    run(None, &["curate", "runs/passed.json"]);
+    let (queue, _) = run(None, &["review", "list"]);
+    let proposal = queue.split_whitespace().next().unwrap().to_owned();
+    assert!(proposal.starts_with("obs_"), "{queue}");
+
+    let url = Some(db.url());
+    let (first, _) = run(url, &["--json", "import"]);
+    let first = json_of(&first);
+    assert!(first["journal_entries"].as_u64().unwrap() >= 3, "{first}");
+    assert_eq!(first["proposals"].as_u64(), Some(1), "{first}");
+    let (again, _) = run(url, &["--json", "import"]);
+    let again = json_of(&again);
+    assert_eq!(
+        (again["journal_entries"].as_u64(), again["proposals"].as_u64()),
+        (Some(0), Some(0))
+    );
+
+    let shown = |url| json_of(&run(url, &["--json", "show", plum]).0);
+    let (file_view, pg_view) = (shown(None), shown(url));
+    assert_eq!(pg_view["trust"], file_view["trust"]);
+    assert!(!file_view["evidence"].is_null(), "{file_view}");
+    assert_eq!(pg_view["evidence"], file_view["evidence"], "the evidence counts on PostgreSQL");
+    for record in ["runs/failed.json", "runs/passed.json"] {
+        let (out, _) = run(url, &["--json", "curate", record]);
+        assert_eq!(json_of(&out)["already_applied"], true, "{record}: {out}");
+    }
+    let (queue, _) = run(url, &["review", "list"]);
+    assert!(queue.contains(&proposal), "{queue}");
+    let (history, _) = run(url, &["history", plum]);
+    assert!(history.contains("run r2") && history.contains("deprecate"), "{history}");
+    run(url, &["undo", "r2"]);
+    assert_eq!(shown(url)["trust"], 0.65, "undo of a run applied before the move");
+}

@@ -109,13 +109,22 @@ fn report(ctx: &Context, verb: &str, target: &str, r: &TransferReport) -> Result
             "added": r.added,
             "updated": r.updated,
             "unchanged": r.unchanged,
+            "journal_entries": r.journal,
+            "proposals": r.pending,
             "problems": problems,
         }))?;
     } else {
         let mut text = format!(
-            "{verb} {target}: {} added, {} updated, {} unchanged\n",
+            "{verb} {target}: {} added, {} updated, {} unchanged",
             r.added, r.updated, r.unchanged
         );
+        if r.journal + r.pending > 0 {
+            text.push_str(&format!(
+                "; {} journal entries, {} proposals for review",
+                r.journal, r.pending
+            ));
+        }
+        text.push('\n');
         for p in &r.problems {
             text.push_str(&format!("not transferred: {p}\n"));
         }

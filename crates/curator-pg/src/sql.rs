@@ -210,6 +210,43 @@ pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> 
     Ok(())
 }
 
+/// Whether the journal holds `entry`'s transaction already: a row with its transaction id, or,
+/// for an entry written before transaction ids, a row with its time, run, action, id and
+/// reasoning.
+pub(crate) async fn journal_holds(
+    c: &impl GenericClient,
+    entry: &JournalEntry,
+) -> Result<bool, Error> {
+    let row = match &entry.txn {
+        Some(txn) => {
+            let stmt =
+                c.prepare_cached("SELECT EXISTS (SELECT 1 FROM journal WHERE txn = $1)").await?;
+            c.query_one(&stmt, &[txn]).await?
+        }
+        None => {
+            let stmt = c
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM journal WHERE txn IS NULL AND time = $1
+                         AND run_id IS NOT DISTINCT FROM $2 AND action = $3 AND id = $4
+                         AND reasoning = $5)",
+                )
+                .await?;
+            c.query_one(
+                &stmt,
+                &[
+                    &entry.time,
+                    &entry.run_id,
+                    &action_text(entry.action),
+                    &entry.id,
+                    &entry.reasoning,
+                ],
+            )
+            .await?
+        }
+    };
+    Ok(row.get(0))
+}
+
 /// Serializes the transactions of one run (issue 13): a transaction-scoped advisory lock on the
 /// run id without its `undo-` prefixes, so `curate r1`, `undo r1` and `undo undo-r1` never
 /// overlap and each reads the journal as the one before it left it (READ COMMITTED: every

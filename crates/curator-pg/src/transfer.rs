@@ -1,5 +1,12 @@
 //! `import` / `export` between a memory directory and PostgreSQL (issue 7 item 5).
 //!
+//! Import moves a memory root's state, not only its files: the journal's committed
+//! transactions first (history, `undo`, and the record of which runs were applied, so a harness
+//! that retries a run curated before the move gets `already applied`; an evidence entry adds
+//! its run's outcome evidence to the database's counters), then the observations, then the
+//! review queue. A transaction whose id the database's journal already holds is not imported
+//! again, so a second import adds nothing.
+//!
 //! Both are idempotent and byte-exact: import stores each served file's exact text (through
 //! [`Transaction::restore`], so nothing is re-rendered), export writes each row's text back
 //! with atomic writes, and a second run changes nothing. Import reads the directory with the
@@ -12,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use curator_core::{ObservationId, ScopeName, Tier};
 use curator_store::{
-    Action, Error, FileStore, FileStoreOptions, ListFilter, Problem, ProblemKind, Store,
-    atomic_write,
+    Action, Error, FileStore, FileStoreOptions, JournalEntry, JournalFilter, ListFilter, Problem,
+    ProblemKind, Store, atomic_write,
 };
 
 use crate::error::{PgError, Result};
@@ -38,6 +45,10 @@ pub struct TransferReport {
     pub updated: usize,
     /// Observations already identical.
     pub unchanged: usize,
+    /// Journal entries imported (import only; transactions already in the database skipped).
+    pub journal: usize,
+    /// Proposals of the review queue imported (import only).
+    pub pending: usize,
     /// What was not transferred, and why (path relative to the memory root).
     pub problems: Vec<Problem>,
 }
@@ -56,8 +67,9 @@ pub fn import_dir(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<TransferReport> {
     let files = FileStore::open(root, FileStoreOptions::default())?;
+    let journal = store.import_journal(&files.journal(&JournalFilter::default())?)?;
+    let mut report = TransferReport { journal, ..TransferReport::default() };
     let listing = files.list(&ListFilter::default())?;
-    let mut report = TransferReport::default();
     for mut problem in listing.problems {
         problem.path = relative(files.root(), &problem.path);
         report.problems.push(problem);
@@ -108,7 +120,85 @@ pub fn import_dir(
         done += batch.len();
         progress(Progress { done, total });
     }
+    import_pending(store, &files, &reasoning, &mut report)?;
     Ok(report)
+}
+
+/// Copies the review queue: each proposal's exact text into the database's queue, unless it
+/// is there already or its id is served memory there (a conflict, reported).
+fn import_pending(
+    store: &PgStore,
+    files: &FileStore,
+    reasoning: &str,
+    report: &mut TransferReport,
+) -> Result<()> {
+    let listing = files.list_pending(&ListFilter::default())?;
+    for stored in listing.observations {
+        let (tier, scope, id) = (stored.tier, stored.scope, stored.observation.id);
+        let path = files.pending_root().join(file_path(tier, &scope, &id));
+        let text = std::fs::read_to_string(&path).map_err(|e| PgError::io(&path, e))?;
+        let mut added = false;
+        let r = store.transact(Some("import"), &mut |tx| {
+            added = false;
+            if tx.pending_read_text(tier, &scope, &id)?.as_deref() == Some(text.as_str()) {
+                return Ok(());
+            }
+            if tx.get(&id)?.is_some() {
+                return Err(Error::DuplicateId { id: id.to_string(), paths: vec![path.clone()] });
+            }
+            tx.pending_restore(tier, &scope, &id, Some(&text), Action::Propose, reasoning)?;
+            added = true;
+            Ok(())
+        });
+        match r {
+            Ok(()) => report.pending += usize::from(added),
+            Err(Error::DuplicateId { .. }) => report.problems.push(Problem {
+                path: relative(files.root(), &path),
+                kind: ProblemKind::DuplicateId {
+                    id: id.to_string(),
+                    other: file_path(tier, &scope, &id),
+                },
+            }),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+impl PgStore {
+    /// Appends the committed transactions of a file store's journal that this database's
+    /// journal does not hold yet (by transaction id; an entry from before transaction ids by
+    /// its time, run, action, id and reasoning), each in one SQL transaction; evidence entries
+    /// add or retract their run's outcome evidence as they did in the file store. Returns how
+    /// many entries were appended.
+    pub fn import_journal(&self, entries: &[JournalEntry]) -> Result<usize> {
+        let mut imported = 0;
+        for group in entries.chunk_by(|a, b| a.txn.is_some() && a.txn == b.txn) {
+            let mut client = self.client()?;
+            let r = self.block_on(async {
+                let tx = client.transaction().await?;
+                if crate::sql::journal_holds(&tx, &group[0]).await? {
+                    return Ok(0);
+                }
+                for entry in group {
+                    crate::sql::append_journal(&tx, entry).await?;
+                    match (entry.action, entry.evidence.as_deref()) {
+                        (Action::Evidence, Some(run)) => {
+                            crate::evidence::record(&tx, run).await?;
+                        }
+                        (Action::Retract, Some(run)) => {
+                            crate::evidence::retract(&tx, run).await?;
+                        }
+                        _ => {}
+                    }
+                }
+                tx.commit().await?;
+                Ok::<usize, tokio_postgres::Error>(group.len())
+            });
+            imported += r.map_err(|e| Self::db_error("importing the journal", e))?;
+        }
+        Ok(imported)
+    }
 }
 
 enum Outcome {
