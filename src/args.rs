@@ -136,7 +136,8 @@ pub(crate) enum Command {
     Mcp(crate::cmd::mcp::McpArgs),
     /// Serve the HTTP JSON API, the web UI and MCP over HTTP (127.0.0.1:7878 by default).
     Serve(crate::cmd::serve::ServeArgs),
-    /// Copy the memory root into PostgreSQL (idempotent, byte-exact; exit 3 if a file is refused).
+    /// Move the memory root into PostgreSQL: its journal (history, applied runs, evidence), its
+    /// observations and its review queue (idempotent, byte-exact; exit 3 if a file is refused).
     Import(crate::cmd::pg::DatabaseArgs),
     /// Write every observation in PostgreSQL to the memory root (idempotent, byte-exact).
     Export(crate::cmd::pg::DatabaseArgs),
