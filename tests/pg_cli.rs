@@ -286,6 +286,12 @@ fn two_serve_processes_on_one_database_see_each_others_writes_at_once() {
     let a = Served::start(&dir.root(), db.url());
     let b = Served::start(&dir.root(), db.url());
     assert_ne!(a.addr, b.addr);
+    let fingerprint = |server: &Served| {
+        let (status, body) = server.call("GET", "/api/v1/changes", None);
+        assert_eq!(status, 200, "{body}");
+        body["fingerprint"].as_str().unwrap().to_owned()
+    };
+    let before = fingerprint(&b);
     let new = json!({"tier": "products", "scope": "acme", "title": "Checkout needs a postcode",
                      "content": "Fill it before paying.", "source_test": "t_checkout"});
     let (status, created) = a.call("POST", "/api/v1/observations", Some(new));
@@ -300,6 +306,12 @@ fn two_serve_processes_on_one_database_see_each_others_writes_at_once() {
     assert_eq!(seen["confirmed_count"], 1, "a confirm through b is seen through a: {seen}");
     let (_, list) = b.call("GET", "/api/v1/observations?scope=acme", None);
     assert_eq!(list["total"], 3, "{list}");
+    // The live refresh of b's UI sees a's write: the memory is not in b's root.
+    let (_, changes) = b.call("GET", &format!("/api/v1/changes?since={before}"), None);
+    assert_eq!(changes["changed"], true, "{changes}");
+    let now = fingerprint(&b);
+    let (_, changes) = b.call("GET", &format!("/api/v1/changes?since={now}"), None);
+    assert_eq!(changes["changed"], false, "nothing since: {changes}");
 }
 
 #[test]

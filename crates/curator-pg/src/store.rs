@@ -401,6 +401,17 @@ impl Store for PgStore {
             .map_err(|e| Self::db_error("reading outcome evidence", e))
     }
 
+    /// The journal's last sequence number: every change of memory, the review queue and the
+    /// evidence appends a journal row in the transaction that makes it, on whichever machine.
+    fn change_stamp(&self) -> Result<Option<String>> {
+        let client = self.client()?;
+        let seq: i64 = self
+            .block_on(client.query_one("SELECT coalesce(max(seq), 0) FROM journal", &[]))
+            .map_err(|e| Self::db_error("reading the journal's last change", e))?
+            .get(0);
+        Ok(Some(seq.to_string()))
+    }
+
     fn keep_run_record(&self, run_id: &str, record: &serde_json::Value) -> Result<()> {
         self.keep_run_row(run_id, record)
     }

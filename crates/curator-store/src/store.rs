@@ -287,6 +287,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Err(Error::Unsupported { operation: "run sessions" })
     }
 
+    /// A value that changes whenever this store's memory changes, for a store whose changes no
+    /// watch of the memory root can see (a database written by other machines); `None` when
+    /// the root's files are the memory (the file store: its files are watched).
+    fn change_stamp(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
+
     /// Keeps what a finished run reported (its outcome, steps, errors; the shape belongs to
     /// curator-engine, the store keeps it as JSON) under `run_id`, replacing what was kept
     /// before, so a reviewer can see why the curator did what it did (issue 15: the web UI's

@@ -6,7 +6,9 @@
 //! for the root, the fingerprint hashes the name, size and modification time of every
 //! observation file and scope folder, the journal, and the harness files instead (metadata
 //! only, never contents). Either way a change made by another process (the CLI, agent-qa, an
-//! editor) changes the fingerprint as surely as one made through this server.
+//! editor) changes the fingerprint as surely as one made through this server. On PostgreSQL
+//! the store's change stamp (the journal's last row) is part of it: there the memory is not in
+//! the root, and another machine's write is seen at the next poll.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -66,9 +68,16 @@ fn watched(state: &AppState) -> Watched {
     w
 }
 
-/// The fingerprint of everything the UI shows: from the watch, else from a walk.
-pub(crate) fn fingerprint(state: &AppState) -> String {
-    state.live().fingerprint(&watched(state)).unwrap_or_else(|| scan_fingerprint(state))
+/// The fingerprint of everything the UI shows: from the watch, else from a walk; and, for a
+/// store whose memory is not the root's files (PostgreSQL), its change stamp, so a change made
+/// through another server or machine shows too.
+pub(crate) fn fingerprint(state: &AppState) -> Result<String, ApiError> {
+    let files =
+        state.live().fingerprint(&watched(state)).unwrap_or_else(|| scan_fingerprint(state));
+    Ok(match state.store().change_stamp()? {
+        Some(stamp) => format!("{files}-{stamp}"),
+        None => files,
+    })
 }
 
 /// The fingerprint from a walk of every file the UI shows.
@@ -109,7 +118,7 @@ async fn changes(
     State(state): State<AppState>,
     ApiQuery(params): ApiQuery<Params>,
 ) -> Result<Json<Value>, ApiError> {
-    let now = blocking(&state, |s| Ok(fingerprint(&s))).await?;
+    let now = blocking(&state, |s| fingerprint(&s)).await?;
     let changed = params.since.as_deref().is_some_and(|since| since != now);
     Ok(Json(json!({ "fingerprint": now, "changed": changed })))
 }
