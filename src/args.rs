@@ -139,7 +139,8 @@ pub(crate) enum Command {
     /// Move the memory root into PostgreSQL: its journal (history, applied runs, evidence), its
     /// observations and its review queue (idempotent, byte-exact; exit 3 if a file is refused).
     Import(crate::cmd::pg::DatabaseArgs),
-    /// Write every observation in PostgreSQL to the memory root (idempotent, byte-exact).
+    /// Write every observation in PostgreSQL to the memory root, and remove the files of
+    /// observations the database deleted (idempotent, byte-exact).
     Export(crate::cmd::pg::DatabaseArgs),
     /// Apply pending PostgreSQL schema migrations, or show them with --status.
     Migrate(crate::cmd::pg::MigrateArgs),

@@ -389,3 +389,67 @@ fn import_moves_the_journal_evidence_and_review_queue_so_a_retry_applies_nothing
     run(url, &["undo", "r2"]);
     assert_eq!(shown(url)["trust"], 0.65, "undo of a run applied before the move");
 }
+
+/// An old copy of a root imported again does not undo what the fleet did in the database
+/// since (a deletion, a confirmation), and an export carries the database's deletions to the
+/// root when the file still holds the deleted text.
+#[test]
+fn import_and_export_never_undo_the_other_sides_newer_changes() {
+    let db = db();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("m");
+    copy_dir(&example_root(), &root);
+    let pg = |args: &[&str]| curator(&root, db.url(), args);
+    ok(pg(&["import"]));
+    let plum = "obs_plum-iris-marsh-maple-ruby-planet-violet-atlas-pine-mesa";
+    let cabin = "obs_cabin-pine-orbit-linen-honey-cider-noble-solar-talon-jasper";
+    ok(pg(&["rm", plum]));
+    let decisions = tmp.path().join("dec.json");
+    let update =
+        json!({"decisions": [{"action": "update", "observationId": cabin, "reasoning": "r"}]});
+    std::fs::write(&decisions, update.to_string()).unwrap();
+    let run = json!({"run_id": "r-fleet", "product": "acme-shop",
+        "test": {"id": "t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel", "name": "T"},
+        "status": "passed", "steps": []});
+    let record = tmp.path().join("run.json");
+    std::fs::write(&record, run.to_string()).unwrap();
+    ok(pg(&["curate", record.to_str().unwrap(), "--decisions", decisions.to_str().unwrap()]));
+    let confirmed = json_of(&ok(pg(&["--json", "show", cabin])).0)["trust"].clone();
+
+    let out = pg(&["--json", "import"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "the two files are reported");
+    let report = json_of(&String::from_utf8_lossy(&out.stdout));
+    let problems = report["problems"].to_string();
+    assert!(problems.contains(plum) && problems.contains("deleted in the database"), "{problems}");
+    assert!(problems.contains(cabin) && problems.contains("changed in the database"), "{problems}");
+    assert!(pg(&["show", plum]).output().unwrap().status.code() == Some(1), "still deleted");
+    assert_eq!(json_of(&ok(pg(&["--json", "show", cabin])).0)["trust"], confirmed, "not reverted");
+
+    let (out, _) = ok(pg(&["--json", "export"]));
+    let report = json_of(&out);
+    assert_eq!(
+        (report["removed"].as_u64(), report["updated"].as_u64()),
+        (Some(1), Some(1)),
+        "{out}"
+    );
+    assert!(!root.join(format!("products/acme-shop/{plum}.md")).exists());
+    let (out, _) = ok(pg(&["--json", "import"]));
+    let report = json_of(&out);
+    assert_eq!((report["added"].as_u64(), report["updated"].as_u64()), (Some(0), Some(0)), "{out}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap();
+        if name == ".curator" {
+            continue;
+        }
+        if path.is_dir() {
+            copy_dir(&path, &to.join(name));
+        } else {
+            std::fs::copy(&path, to.join(name)).unwrap();
+        }
+    }
+}

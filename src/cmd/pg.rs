@@ -111,6 +111,7 @@ fn report(ctx: &Context, verb: &str, target: &str, r: &TransferReport) -> Result
             "unchanged": r.unchanged,
             "journal_entries": r.journal,
             "proposals": r.pending,
+            "removed": r.removed,
             "problems": problems,
         }))?;
     } else {
@@ -118,6 +119,9 @@ fn report(ctx: &Context, verb: &str, target: &str, r: &TransferReport) -> Result
             "{verb} {target}: {} added, {} updated, {} unchanged",
             r.added, r.updated, r.unchanged
         );
+        if r.removed > 0 {
+            text.push_str(&format!(", {} removed (deleted in the database)", r.removed));
+        }
         if r.journal + r.pending > 0 {
             text.push_str(&format!(
                 "; {} journal entries, {} proposals for review",

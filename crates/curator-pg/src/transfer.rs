@@ -12,19 +12,30 @@
 //! with atomic writes, and a second run changes nothing. Import reads the directory with the
 //! file store, so a file the file store would not serve (parse error, scanner, duplicate id…)
 //! is not imported and is reported with its path and reason. An id already stored at another
-//! tier or scope is a conflict, reported, never moved. Export never deletes a file the database
-//! does not hold; it reports how many rows it wrote, left unchanged or could not place.
+//! tier or scope is a conflict, reported, never moved.
+//!
+//! Neither direction undoes the other side's newer state. Import leaves an observation whose
+//! last change in the database was made there (not by an import, not by the root's own
+//! history), so importing an old copy of the root never brings back what the fleet deleted nor
+//! reverts what it confirmed; such files are reported. Export removes a file only when the
+//! database deleted its observation and the file still holds the text deleted; any other file
+//! the database does not hold is left and reported.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use curator_core::{ObservationId, ScopeName, Tier};
 use curator_store::{
-    Action, Error, FileStore, FileStoreOptions, JournalEntry, JournalFilter, ListFilter, Problem,
-    ProblemKind, Store, atomic_write,
+    Action, Error, FileStore, FileStoreOptions, JournalEntry, JournalFilter, ListFilter, Place,
+    Problem, ProblemKind, Store, atomic_write,
 };
 
 use crate::error::{PgError, Result};
+use crate::row::RawRow;
 use crate::store::PgStore;
+
+/// The run id import journals its writes under.
+const IMPORT_RUN: &str = "import";
 
 /// Rows written per transaction during an import, and rows between two progress reports.
 const BATCH: usize = 200;
@@ -49,6 +60,8 @@ pub struct TransferReport {
     pub journal: usize,
     /// Proposals of the review queue imported (import only).
     pub pending: usize,
+    /// Files removed because the database deleted their observation (export only).
+    pub removed: usize,
     /// What was not transferred, and why (path relative to the memory root).
     pub problems: Vec<Problem>,
 }
@@ -67,8 +80,12 @@ pub fn import_dir(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<TransferReport> {
     let files = FileStore::open(root, FileStoreOptions::default())?;
-    let journal = store.import_journal(&files.journal(&JournalFilter::default())?)?;
+    let history = files.journal(&JournalFilter::default())?;
+    let journal = store.import_journal(&history)?;
     let mut report = TransferReport { journal, ..TransferReport::default() };
+    // Transactions of the root's own history: what the database did besides them (and besides
+    // importing) is a change made there, which a file of the root never overwrites.
+    let root_txns: HashSet<&str> = history.iter().filter_map(|e| e.txn.as_deref()).collect();
     let listing = files.list(&ListFilter::default())?;
     for mut problem in listing.problems {
         problem.path = relative(files.root(), &problem.path);
@@ -85,12 +102,16 @@ pub fn import_dir(
     let mut done = 0;
     for batch in items.chunks(BATCH) {
         let mut outcome = Vec::new();
-        store.transact(Some("import"), &mut |tx| {
+        store.transact(Some(IMPORT_RUN), &mut |tx| {
             outcome.clear();
             for (tier, scope, id, text) in batch {
                 let current = tx.read_text(*tier, scope, id)?;
                 if current.as_deref() == Some(text.as_str()) {
                     outcome.push(Outcome::Unchanged);
+                    continue;
+                }
+                if let Some(change) = changed_in_database(tx, id, &root_txns)? {
+                    outcome.push(Outcome::Kept(change));
                     continue;
                 }
                 let action = if current.is_some() { Action::Edit } else { Action::Add };
@@ -115,6 +136,10 @@ pub fn import_dir(
                     path: file_path(*tier, scope, id),
                     kind: ProblemKind::DuplicateId { id: id.to_string(), other },
                 }),
+                Outcome::Kept(change) => report.problems.push(Problem {
+                    path: file_path(*tier, scope, id),
+                    kind: ProblemKind::ChangedThere(change),
+                }),
             }
         }
         done += batch.len();
@@ -138,7 +163,7 @@ fn import_pending(
         let path = files.pending_root().join(file_path(tier, &scope, &id));
         let text = std::fs::read_to_string(&path).map_err(|e| PgError::io(&path, e))?;
         let mut added = false;
-        let r = store.transact(Some("import"), &mut |tx| {
+        let r = store.transact(Some(IMPORT_RUN), &mut |tx| {
             added = false;
             if tx.pending_read_text(tier, &scope, &id)?.as_deref() == Some(text.as_str()) {
                 return Ok(());
@@ -206,6 +231,35 @@ enum Outcome {
     Updated,
     Unchanged,
     Conflict(PathBuf),
+    /// The database changed the observation since it was imported: why the file is not copied.
+    Kept(String),
+}
+
+/// Why the database's state of `id` must not be replaced by the root's file: its last change
+/// (in served memory) was made in the database — not by an import, not a transaction of the
+/// root's own history. A deletion there is not undone and an update there is not reverted by
+/// importing an older copy of the root again.
+fn changed_in_database(
+    tx: &mut dyn curator_store::Transaction,
+    id: &ObservationId,
+    root_txns: &HashSet<&str>,
+) -> curator_store::Result<Option<String>> {
+    let filter = JournalFilter { id: Some(id.to_string()), run_id: None };
+    let last = tx.journal(&filter)?.into_iter().rev().find(|e| e.place == Place::Memory);
+    let Some(last) = last else { return Ok(None) };
+    let imported = last.run_id.as_deref() == Some(IMPORT_RUN);
+    let from_root = last.txn.as_deref().is_some_and(|t| root_txns.contains(t));
+    if imported || from_root || !last.changes_a_file() {
+        return Ok(None);
+    }
+    let what = if last.after_file.is_none() { "deleted" } else { "changed" };
+    let action = format!("{:?}", last.action).to_lowercase();
+    let run = last.run_id.as_deref().map(|r| format!(" of run {r}")).unwrap_or_default();
+    Ok(Some(format!(
+        "{what} in the database since it was imported (a {action}{run} at {}); the file would {}",
+        last.time,
+        if last.after_file.is_none() { "bring it back" } else { "revert it" }
+    )))
 }
 
 /// Writes every row of `store` to `<root>/<tier>/<scope>/<id>.md`, exactly as stored.
@@ -217,6 +271,7 @@ pub fn export_dir(
     FileStore::init(root)?;
     let rows = store.raw_rows()?;
     let total = rows.len();
+    let held: HashSet<PathBuf> = rows.iter().map(RawRow::path).collect();
     let mut report = TransferReport::default();
     for (done, row) in rows.into_iter().enumerate() {
         let rel = row.path();
@@ -247,7 +302,46 @@ pub fn export_dir(
             progress(Progress { done: done + 1, total });
         }
     }
+    carry_deletions(store, root, &held, &mut report)?;
     Ok(report)
+}
+
+/// The root's observations the database does not hold: a file the database deleted, and that
+/// still holds the text it deleted, is removed (the deletion is carried, as a later write
+/// would be); any other is left in place and reported, so nothing of the root is lost.
+fn carry_deletions(
+    store: &PgStore,
+    root: &Path,
+    held: &HashSet<PathBuf>,
+    report: &mut TransferReport,
+) -> Result<()> {
+    let files = FileStore::open(root, FileStoreOptions::default())?;
+    for stored in files.list(&ListFilter::default())?.observations {
+        let rel = file_path(stored.tier, &stored.scope, &stored.observation.id);
+        if held.contains(&rel) {
+            continue;
+        }
+        let path = root.join(&rel);
+        let text = std::fs::read_to_string(&path).map_err(|e| PgError::io(&path, e))?;
+        let filter = JournalFilter { id: Some(stored.observation.id.to_string()), run_id: None };
+        let last = store.journal(&filter)?.into_iter().rev().find(|e| e.place == Place::Memory);
+        let deleted = last.as_ref().filter(|e| e.after_file.is_none() && e.changes_a_file());
+        if deleted.is_some_and(|e| e.before_file.as_deref() == Some(text.as_str())) {
+            std::fs::remove_file(&path).map_err(|e| PgError::io(&path, e))?;
+            let dir = path.parent().unwrap_or(root);
+            std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| PgError::io(dir, e))?;
+            report.removed += 1;
+        } else {
+            let why = match deleted {
+                Some(_) => "deleted in the database, but the file changed since: left in place",
+                None => "not in the database: left in place",
+            };
+            report
+                .problems
+                .push(Problem { path: rel, kind: ProblemKind::ChangedThere(why.into()) });
+        }
+    }
+    Ok(())
 }
 
 fn file_path(tier: Tier, scope: &ScopeName, id: &ObservationId) -> PathBuf {

@@ -77,6 +77,11 @@ pub enum ProblemKind {
         "scope folder name breaks the rule of every write path: {0} (its observations are still served; rename the folder)"
     )]
     ScopeName(curator_core::ScopeError),
+    /// A transfer between stores left this file alone: the receiving store changed the
+    /// observation since it was last transferred (import does not revert a change, nor undo a
+    /// deletion, made in the database).
+    #[error("{0}")]
+    ChangedThere(String),
 }
 
 /// One thing [`Store::recover`] did to resolve what a dead writer left.
