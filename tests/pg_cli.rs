@@ -453,3 +453,45 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// PostgreSQL cannot hold a NUL character. A run record that carries one (a step's error copied
+/// from a page) is still applied, its report kept with the NUL shown as ␀; an observation
+/// holding one is refused with the reason, and import refuses that file alone (exit 3).
+#[test]
+fn a_nul_character_is_shown_in_a_report_and_refused_in_an_observation() {
+    let db = db();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("m");
+    copy_dir(&example_root(), &root);
+    let pg = |args: &[&str]| curator(&root, db.url(), args);
+    ok(pg(&["import"]));
+    let plum = "obs_plum-iris-marsh-maple-ruby-planet-violet-atlas-pine-mesa";
+    let run = json!({"run_id": "r-nul", "product": "acme-shop",
+        "test": {"id": "t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel", "name": "T"},
+        "status": "failed",
+        "steps": [{"name": "Open", "status": "failed", "error": "page said \u{0}", "injected": [plum]}]});
+    let record = tmp.path().join("run.json");
+    std::fs::write(&record, run.to_string()).unwrap();
+    let (out, _) = ok(pg(&["--json", "curate", record.to_str().unwrap()]));
+    assert_eq!(json_of(&out)["deprecated"], 1, "{out}");
+    let (out, _) = ok(pg(&["--json", "curate", record.to_str().unwrap()]));
+    assert_eq!(json_of(&out)["already_applied"], true, "{out}");
+
+    // An argument cannot hold a NUL: the body comes on stdin.
+    let mut add = pg(&["add", "--tier", "product", "--scope", "acme-shop", "--title", "T"]);
+    add.args(["--source-test", "t_a", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = add.stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"Body with a NUL \0 byte.").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot store the NUL character"), "{err}");
+
+    let nul = "obs_aa-bb-cc-dd-ee-ff-gg-hh-ii-jj";
+    let file = observation_file(nul, "nul", "0.5", "A \u{0} here.");
+    std::fs::write(root.join(format!("products/acme-shop/{nul}.md")), file).unwrap();
+    let out = pg(&["import"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains(nul) && stdout.contains("NUL character"), "{stdout}");
+}

@@ -33,7 +33,7 @@ fn additive(table: &str, columns: &str) -> String {
 
 /// Records `run` once; `false` when its run id counts already (nothing is added).
 pub(crate) async fn record(c: &impl GenericClient, run: &RunEvidence) -> Result<bool, Error> {
-    let json = serde_json::to_value(run).unwrap_or(serde_json::Value::Null);
+    let json = crate::row::json_shown_nul(&serde_json::to_value(run).unwrap_or_default());
     let stmt = c
         .prepare_cached(
             "INSERT INTO evidence_runs (run_id, test, record) VALUES ($1, $2, $3)

@@ -191,6 +191,30 @@ pub(crate) fn term_arrays(title: &str, content: &str) -> (Vec<String>, Vec<Strin
     (title_terms, any_terms)
 }
 
+/// `text` with each NUL character (which PostgreSQL's `text` and `jsonb` refuse) shown as
+/// U+2400 ␀: for what is kept to be read (a run's report, a journal's reasoning), never for an
+/// observation's text, which is refused instead.
+pub(crate) fn shown_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{2400}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// [`shown_nul`] for every string and key of a JSON value.
+pub(crate) fn json_shown_nul(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(shown_nul(s).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(json_shown_nul).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter().map(|(k, v)| (shown_nul(k).into_owned(), json_shown_nul(v))).collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// Whether `tok` can be a `tsvector` lexeme (PostgreSQL refuses words over 2,047 bytes).
 pub(crate) fn fits_lexeme(tok: &str) -> bool {
     tok.len() <= MAX_LEXEME_BYTES

@@ -183,9 +183,13 @@ pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> 
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .await?;
+    // Journal text is for reading: a NUL (from a decision's reasoning, say) is shown as ␀.
     let json = |s: &Option<curator_core::ObservationSnapshot>| {
-        s.as_ref().and_then(|s| serde_json::to_value(s).ok())
+        s.as_ref()
+            .and_then(|s| serde_json::to_value(s).ok())
+            .map(|v| crate::row::json_shown_nul(&v))
     };
+    let text = |s: &Option<String>| s.as_deref().map(|t| crate::row::shown_nul(t).into_owned());
     c.execute(
         &stmt,
         &[
@@ -195,15 +199,18 @@ pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> 
             &e.tier,
             &e.scope,
             &e.id,
-            &e.reasoning,
+            &crate::row::shown_nul(&e.reasoning),
             &json(&e.before),
             &json(&e.after),
-            &e.before_file,
-            &e.after_file,
+            &text(&e.before_file),
+            &text(&e.after_file),
             &e.txn,
             &e.reverts,
             &place_text(e.place),
-            &e.evidence.as_ref().and_then(|run| serde_json::to_value(run).ok()),
+            &e.evidence
+                .as_ref()
+                .and_then(|run| serde_json::to_value(run).ok())
+                .map(|v| crate::row::json_shown_nul(&v)),
         ],
     )
     .await?;

@@ -73,10 +73,12 @@ impl PgStore {
     /// Keeps `record` under `run_id`, replacing what was kept before.
     pub(crate) fn keep_run_row(&self, run_id: &str, record: &serde_json::Value) -> Result<()> {
         let client = self.client()?;
+        // A step's error or observation copied from a page can hold a NUL, which jsonb refuses.
+        let record = crate::row::json_shown_nul(record);
         self.block_on(client.execute(
             "INSERT INTO run_records (run_id, record) VALUES ($1, $2)
              ON CONFLICT (run_id) DO UPDATE SET record = EXCLUDED.record, kept_at = now()",
-            &[&run_id, record],
+            &[&run_id, &record],
         ))
         .map_err(|e| Self::db_error(format!("keeping run record {run_id}"), e))?;
         Ok(())

@@ -238,8 +238,10 @@ impl PgStore {
             unreachable!("the runtime is only taken when the store is dropped")
         };
         if tokio::runtime::Handle::try_current().is_ok() {
-            // Blocking inside a runtime would panic; a helper thread blocks instead.
-            tracing::warn!("PgStore called from async code; use spawn_blocking");
+            // Blocking inside a runtime would panic; a helper thread blocks instead. The
+            // server lands here on every request although it calls from `spawn_blocking`
+            // (those threads carry the runtime's context too), so this is not a warning.
+            tracing::debug!("PgStore called inside a tokio runtime: blocking on a helper thread");
             return std::thread::scope(|s| match s.spawn(|| rt.block_on(fut)).join() {
                 Ok(out) => out,
                 Err(panic) => std::panic::resume_unwind(panic),

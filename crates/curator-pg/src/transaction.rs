@@ -187,6 +187,14 @@ impl<'a> PgTransaction<'a> {
             let kind = ProblemKind::TooLarge { size: text.len() as u64, limit: MAX_TEXT as u64 };
             return Err(Error::Refused { path, kind });
         }
+        // Checked before any statement: PostgreSQL refuses the character, and a failed
+        // statement would abort the whole transaction (a run's other changes with it).
+        if let Some(at) = text.find('\0') {
+            let kind = ProblemKind::NotStored(format!(
+                "PostgreSQL cannot store the NUL character (U+0000) at byte {at} of the file"
+            ));
+            return Err(Error::Refused { path, kind });
+        }
         let existing = self.locked_row(table, id)?;
         let before = match existing {
             Some(row) if row.tier != tier.dir_name() || row.scope != scope.as_str() => {

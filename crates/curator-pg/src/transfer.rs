@@ -122,6 +122,8 @@ pub fn import_dir(
                         let other = paths.first().cloned().unwrap_or_default();
                         outcome.push(Outcome::Conflict(other));
                     }
+                    // Refused before any statement ran, so the batch goes on.
+                    Err(Error::Refused { kind, .. }) => outcome.push(Outcome::Refused(kind)),
                     Err(e) => return Err(e),
                 }
             }
@@ -136,9 +138,12 @@ pub fn import_dir(
                     path: file_path(*tier, scope, id),
                     kind: ProblemKind::DuplicateId { id: id.to_string(), other },
                 }),
+                Outcome::Refused(kind) => {
+                    report.problems.push(Problem { path: file_path(*tier, scope, id), kind });
+                }
                 Outcome::Kept(change) => report.problems.push(Problem {
                     path: file_path(*tier, scope, id),
-                    kind: ProblemKind::ChangedThere(change),
+                    kind: ProblemKind::NotStored(change),
                 }),
             }
         }
@@ -233,6 +238,8 @@ enum Outcome {
     Conflict(PathBuf),
     /// The database changed the observation since it was imported: why the file is not copied.
     Kept(String),
+    /// The database cannot hold the file (too large, a NUL character).
+    Refused(ProblemKind),
 }
 
 /// Why the database's state of `id` must not be replaced by the root's file: its last change
@@ -336,9 +343,7 @@ fn carry_deletions(
                 Some(_) => "deleted in the database, but the file changed since: left in place",
                 None => "not in the database: left in place",
             };
-            report
-                .problems
-                .push(Problem { path: rel, kind: ProblemKind::ChangedThere(why.into()) });
+            report.problems.push(Problem { path: rel, kind: ProblemKind::NotStored(why.into()) });
         }
     }
     Ok(())

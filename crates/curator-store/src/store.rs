@@ -77,11 +77,12 @@ pub enum ProblemKind {
         "scope folder name breaks the rule of every write path: {0} (its observations are still served; rename the folder)"
     )]
     ScopeName(curator_core::ScopeError),
-    /// A transfer between stores left this file alone: the receiving store changed the
-    /// observation since it was last transferred (import does not revert a change, nor undo a
+    /// A store did not take this observation, for the reason given: PostgreSQL cannot hold its
+    /// text (a NUL character), or a transfer between stores left it alone because the receiving
+    /// store changed it since the last transfer (import does not revert a change, nor undo a
     /// deletion, made in the database).
     #[error("{0}")]
-    ChangedThere(String),
+    NotStored(String),
 }
 
 /// One thing [`Store::recover`] did to resolve what a dead writer left.
