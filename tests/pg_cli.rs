@@ -82,6 +82,10 @@ fn a_bad_store_or_an_unreachable_server_is_exit_1_without_the_password() {
     assert!(!err.contains("hunter2"), "never the password: {err}");
     let (_, err) = dir.curator(&["serve", "--listen", "127.0.0.1:0"]).env_store(url).expect_code(1);
     assert!(err.contains("127.0.0.1:1/memory") && !err.contains("hunter2"), "{err}");
+    for no_host in ["postgres://", "postgresql:///memory"] {
+        let (_, err) = dir.curator(&["--store", no_host, "list"]).expect_code(1);
+        assert!(err.contains("the URL names no host") && !err.contains("localhost"), "{err}");
+    }
 }
 
 /// `CURATOR_STORE` for a [`crate::util::TestCommand`].

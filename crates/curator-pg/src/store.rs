@@ -109,6 +109,14 @@ impl PgStore {
     pub fn connect(url: &str, options: PgOptions) -> Result<Self, PgError> {
         let config: tokio_postgres::Config =
             url.parse().map_err(|e: tokio_postgres::Error| PgError::Config(e.to_string()))?;
+        // The driver would try localhost:5432 and then say the host is missing; say it first.
+        if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+            return Err(PgError::Config(
+                "the URL names no host (no local socket is assumed): write \
+                 postgres://user@host:port/database, or add ?host=/run/postgresql for a Unix socket"
+                    .to_owned(),
+            ));
+        }
         let target = describe(&config);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
