@@ -400,11 +400,8 @@ fn import_moves_the_journal_evidence_and_review_queue_so_a_retry_applies_nothing
 #[test]
 fn import_and_export_never_undo_the_other_sides_newer_changes() {
     let db = db();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("m");
-    copy_dir(&example_root(), &root);
+    let (tmp, root) = imported_example(&db);
     let pg = |args: &[&str]| curator(&root, db.url(), args);
-    ok(pg(&["import"]));
     let plum = "obs_plum-iris-marsh-maple-ruby-planet-violet-atlas-pine-mesa";
     let cabin = "obs_cabin-pine-orbit-linen-honey-cider-noble-solar-talon-jasper";
     ok(pg(&["rm", plum]));
@@ -442,6 +439,15 @@ fn import_and_export_never_undo_the_other_sides_newer_changes() {
     assert_eq!((report["added"].as_u64(), report["updated"].as_u64()), (Some(0), Some(0)), "{out}");
 }
 
+/// A copy of the example memory root (its `.curator/` left out), imported into `db`.
+fn imported_example(db: &TestDatabase) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("m");
+    copy_dir(&example_root(), &root);
+    ok(curator(&root, db.url(), &["import"]));
+    (tmp, root)
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -464,11 +470,8 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn a_nul_character_is_shown_in_a_report_and_refused_in_an_observation() {
     let db = db();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("m");
-    copy_dir(&example_root(), &root);
+    let (tmp, root) = imported_example(&db);
     let pg = |args: &[&str]| curator(&root, db.url(), args);
-    ok(pg(&["import"]));
     let plum = "obs_plum-iris-marsh-maple-ruby-planet-violet-atlas-pine-mesa";
     let run = json!({"run_id": "r-nul", "product": "acme-shop",
         "test": {"id": "t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel", "name": "T"},
