@@ -255,8 +255,8 @@ async fn ranked_terms(
     if pool_size <= 0 {
         return Ok(Vec::new());
     }
-    let forms = prefix_forms(c, table, sel, words.stems()).await?;
-    let mut all: Vec<String> = words.stems().iter().filter(|s| fits_lexeme(s)).cloned().collect();
+    let forms = prefix_forms(c, table, sel, words.lookups()).await?;
+    let mut all: Vec<String> = words.lookups().iter().filter(|s| fits_lexeme(s)).cloned().collect();
     all.extend(forms.values().flatten().cloned());
     all.sort_unstable();
     all.dedup();

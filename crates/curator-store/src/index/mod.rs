@@ -27,6 +27,7 @@
 mod baseline;
 mod collect;
 mod folders;
+mod lexicon;
 mod query;
 pub mod relevance;
 mod schema;

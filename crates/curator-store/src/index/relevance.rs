@@ -13,6 +13,7 @@ use std::collections::HashSet;
 
 use tantivy::tokenizer::TextAnalyzer;
 
+use super::lexicon;
 use super::schema::terms_analyzer;
 
 /// How much more a title match counts than a content match.
@@ -29,6 +30,8 @@ const MIN_INFORMATIVE_TERMS: f64 = 0.8;
 const PREFIX_MIN_CHARS: usize = 5;
 /// Most indexed terms one stem stands for (a guard against very generic prefixes).
 pub const MAX_FORMS: usize = 16;
+/// Most forms the lexicon's alternatives add to one step term's own.
+const MAX_ALTERNATIVE_FORMS: usize = 8;
 /// Most step terms considered (one bit each in a per-document mask); steps are a sentence.
 const MAX_STEP_TERMS: usize = 32;
 
@@ -124,18 +127,23 @@ impl<K> Accepted<K> {
 }
 
 /// The words of a step that terms mode looks up (rule 2): its distinct analyzed terms, then
-/// the joins of adjacent words ("log in" → `login`), which count only if the pool knows them.
+/// the joins of adjacent words ("log in" → `login`), which count only if the pool knows them;
+/// each with its alternatives from the lexicon ("pay" → `payment`, `signin` → `login`).
 #[derive(Debug, Clone)]
 pub struct StepWords {
     stems: Vec<String>,
     /// How many of `stems` are the step's own analyzed terms (the rest are joins).
     analyzed: usize,
+    /// Every stem, then every alternative of a stem not already among them: what a store that
+    /// fetches all the step's words at once must fetch.
+    lookups: Vec<String>,
 }
 
 impl StepWords {
-    /// Every word to look up, in the order [`step_terms`] asks for them.
-    pub fn stems(&self) -> &[String] {
-        &self.stems
+    /// Every word to look up: the step's stems in the order [`step_terms`] asks for them, then
+    /// their lexicon alternatives.
+    pub fn lookups(&self) -> &[String] {
+        &self.lookups
     }
 
     /// Whether the step has no word to look up.
@@ -156,7 +164,13 @@ pub fn step_words(sanitized: &str) -> StepWords {
             stems.push(joined.clone());
         }
     }
-    StepWords { stems, analyzed }
+    let mut lookups = stems.clone();
+    for alt in stems.iter().flat_map(|s| lexicon::alternatives(s)) {
+        if !lookups.contains(alt) {
+            lookups.push(alt.clone());
+        }
+    }
+    StepWords { stems, analyzed, lookups }
 }
 
 /// Rules 2 and 3: the step's known terms, each with the forms `source` finds and the pool
@@ -172,7 +186,15 @@ pub fn step_terms<S: TermSource>(
         if known.len() >= MAX_STEP_TERMS {
             break;
         }
-        let forms = source.forms(stem)?;
+        let mut forms = source.forms(stem)?;
+        // The lexicon's alternatives are more forms of the same word, found the same way.
+        for alt in lexicon::alternatives(stem) {
+            for form in source.forms(alt)? {
+                if forms.len() < MAX_FORMS + MAX_ALTERNATIVE_FORMS && !forms.contains(&form) {
+                    forms.push(form);
+                }
+            }
+        }
         // A form already covered by an earlier term (e.g. "login" from "log in" and a literal
         // "login") would count the same evidence twice.
         if forms.iter().any(|f| seen_forms.contains(f)) {

@@ -16,6 +16,9 @@
 //!    plus two repairs of the stemmer's blind spots: adjacent words whose join is a pool term
 //!    ("log in" → `login`, "pop up" → `popup`), and a stem of at least [`PREFIX_MIN_CHARS`]
 //!    letters also matches pool terms it begins ("assign" → `assigne`, from "Assignee").
+//!    Then the lexicon (`lexicon.rs`): forms the stemmer leaves apart ("pay" / `payment`,
+//!    "sent" / `send`) and UI synonyms ("sign in" / `login`, "basket" / `cart`) are more forms
+//!    of the same step term, so they share its one weight and its one bit.
 //! 3. **Out-of-vocabulary words are ignored.** A step term no pool observation contains cannot
 //!    match anything this step may see; it counts neither for nor against a hit. Real steps
 //!    always carry such words (test data, other features), and counting them made a step with
