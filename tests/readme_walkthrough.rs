@@ -232,13 +232,13 @@ fn readme() -> String {
 #[test]
 fn readme_walkthrough_runs_verbatim() {
     let scratch = run_walkthrough(&readme()).unwrap_or_else(|e| panic!("{e}"));
-    // The walkthrough left r1's two confirms and the approved proposal, nothing else.
+    // The walkthrough left r1's three confirms and the approved proposal, nothing else.
     let demo = scratch.path().join("work/demo");
     let memory = demo.join("agent-qa-memory");
     let example = files_under(&repo_file("examples/agent-qa-memory"));
     let left = files_under(&memory);
     let changed: Vec<&PathBuf> = left.keys().filter(|k| example.get(*k) != left.get(*k)).collect();
-    assert_eq!(changed.len(), 3, "{changed:?}");
+    assert_eq!(changed.len(), 4, "{changed:?}");
     let approved = changed
         .iter()
         .find(|k| !example.contains_key(**k))
@@ -361,7 +361,7 @@ fn a_drifted_readme_fails_the_walkthrough() {
     assert!(err.contains("--record runs/passed.json") && err.contains("failed"), "{err}");
 
     let bad_output = readme.replacen(
-        "  Memory: 2 confirmed, 1 proposed for review (…)",
+        "  Memory: 3 confirmed, 1 proposed for review (…)",
         "  Memory: 2 added (…)",
         1,
     );
