@@ -39,12 +39,19 @@ fn key(entry: &str) -> Option<String> {
     analyze_unique(&joined).into_iter().next()
 }
 
-fn add_groups(out: &mut HashMap<String, Vec<String>>, table: &str) {
-    for line in table.lines() {
+/// The groups of a table, each as its line (comment cut) and its entries (`word: variant, …`).
+fn groups(table: &str) -> impl Iterator<Item = (&str, Vec<&str>)> {
+    table.lines().filter_map(|line| {
         let line = line.split('#').next().unwrap_or_default().trim();
-        let Some((word, variants)) = line.split_once(':') else { continue };
+        let (word, variants) = line.split_once(':')?;
+        Some((line, std::iter::once(word).chain(variants.split(',')).collect()))
+    })
+}
+
+fn add_groups(out: &mut HashMap<String, Vec<String>>, table: &str) {
+    for (_, entries) in groups(table) {
         let mut members: Vec<String> = Vec::new();
-        for entry in std::iter::once(word).chain(variants.split(',')) {
+        for entry in entries {
             if let Some(k) = key(entry)
                 && !members.contains(&k)
             {
@@ -109,11 +116,8 @@ mod tests {
     #[test]
     fn every_entry_adds_a_form_the_stemmer_does_not_already_join() {
         for table in [FORMS, SYNONYMS] {
-            for line in table.lines() {
-                let line = line.split('#').next().unwrap_or_default().trim();
-                let Some((word, variants)) = line.split_once(':') else { continue };
-                let keys: Vec<Option<String>> =
-                    std::iter::once(word).chain(variants.split(',')).map(key).collect();
+            for (line, entries) in groups(table) {
+                let keys: Vec<Option<String>> = entries.into_iter().map(key).collect();
                 let distinct: std::collections::HashSet<&Option<String>> = keys.iter().collect();
                 // Two spellings of one phrase ("log in", "login") may share a key; a line whose
                 // members all share one relates nothing.
@@ -135,10 +139,8 @@ mod tests {
     fn every_table_entry_survives_analysis() {
         // An entry the analyzer drops (a stop word, a step verb) would silently relate nothing.
         for table in [FORMS, SYNONYMS] {
-            for line in table.lines() {
-                let line = line.split('#').next().unwrap_or_default().trim();
-                let Some((word, variants)) = line.split_once(':') else { continue };
-                for entry in std::iter::once(word).chain(variants.split(',')) {
+            for (_, entries) in groups(table) {
+                for entry in entries {
                     assert!(key(entry).is_some(), "{entry:?} analyzes to nothing");
                 }
             }
