@@ -17,6 +17,7 @@ pub mod review;
 pub mod runs;
 pub mod scopes;
 pub mod session;
+mod trial;
 pub mod undo;
 
 pub use query::{

@@ -29,6 +29,9 @@ pub struct ProbationOptions {
     pub pending: bool,
     /// The chance in `[0, 1]` that a step of a run is considered.
     pub rate: f64,
+    /// Newcomers share the run's one trial with probation (the evidence policy; `trial.rs`).
+    #[serde(default)]
+    pub newcomers: bool,
 }
 
 impl ProbationOptions {
@@ -39,8 +42,10 @@ impl ProbationOptions {
             below_min_trust: policy == BlamePolicy::Evidence,
             pending: review == ReviewMode::Auto,
             rate,
+            newcomers: policy == BlamePolicy::Evidence,
         };
-        (rate > 0.0 && (options.below_min_trust || options.pending)).then_some(options)
+        let draws = rate > 0.0 && (options.below_min_trust || options.pending);
+        (draws || options.newcomers).then_some(options)
     }
 }
 
@@ -139,9 +144,12 @@ mod tests {
         use ReviewMode::*;
         assert_eq!(ProbationOptions::from_config(AgentQa, Off, 0.2), None);
         assert_eq!(ProbationOptions::from_config(AgentQa, Manual, 0.2), None);
-        assert_eq!(ProbationOptions::from_config(Evidence, Auto, 0.0), None);
+        assert_eq!(ProbationOptions::from_config(AgentQa, Auto, 0.0), None);
+        // The evidence policy always tries newcomers one per run, probation or not.
+        let o = ProbationOptions::from_config(Evidence, Auto, 0.0).unwrap();
+        assert!(o.newcomers && o.rate == 0.0);
         let o = ProbationOptions::from_config(AgentQa, Auto, 0.2).unwrap();
-        assert!(o.pending && !o.below_min_trust);
+        assert!(o.pending && !o.below_min_trust && !o.newcomers);
         let o = ProbationOptions::from_config(Evidence, Off, 0.5).unwrap();
         assert!(!o.pending && o.below_min_trust && o.rate == 0.5);
     }

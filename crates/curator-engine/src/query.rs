@@ -228,9 +228,23 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
         curator_store::Error::Index(e) => QueryError::Index(e),
         e => QueryError::Store(e),
     };
-    let mut hits = store.search(&req).map_err(store_error)?;
+    let mut slot_taken = false;
+    let mut hits = match (&opts.run, &opts.probation) {
+        (Some(run), Some(probation)) if probation.newcomers => {
+            // More candidates than the cap, so a newcomer held back leaves room for the next.
+            let wide = SearchRequest { max_results: req.max_results.saturating_mul(3), ..req.clone() };
+            let ranked = store.search(&wide).map_err(store_error)?;
+            let test = opts.test.as_ref().map(ScopeName::as_str);
+            let admitted =
+                crate::trial::admit(store, ranked, &run.run_id, run.step, test, req.max_results)
+                    .map_err(store_error)?;
+            slot_taken = admitted.slot_taken;
+            admitted.hits
+        }
+        _ => store.search(&req).map_err(store_error)?,
+    };
     let chosen = match (&opts.run, &opts.probation) {
-        (Some(run), Some(probation)) => {
+        (Some(run), Some(probation)) if !slot_taken => {
             crate::probation::choose(store, &req, &hits, &run.run_id, run.step, probation)
                 .map_err(store_error)?
         }

@@ -177,7 +177,7 @@ fn step_query(
 }
 
 const ALWAYS: ProbationOptions =
-    ProbationOptions { below_min_trust: true, pending: true, rate: 1.0 };
+    ProbationOptions { below_min_trust: true, pending: true, rate: 1.0, newcomers: false };
 
 #[test]
 fn probation_injects_at_most_one_low_observation_per_run_in_agent_qa_format_and_deterministically()
@@ -233,6 +233,81 @@ fn probation_injects_at_most_one_low_observation_per_run_in_agent_qa_format_and_
     // The agent-qa policy never injects memory below minTrust.
     let agent_qa = ProbationOptions { below_min_trust: false, ..ALWAYS };
     assert!(step_query(&store, "r_aq", 0, "Use zorvex", Some(agent_qa)).observations.is_empty());
+}
+
+/// The evidence policy's query options without probation draws: only the trial slot.
+const TRIAL: ProbationOptions =
+    ProbationOptions { below_min_trust: true, pending: true, rate: 0.0, newcomers: true };
+
+fn ids(out: &QueryOutcome) -> Vec<String> {
+    out.observations.iter().map(|o| o.id.clone()).collect()
+}
+
+#[test]
+fn a_run_tries_one_newcomer_at_a_time_and_a_retry_sees_the_same_slot() {
+    let (_t, store) = store();
+    let zorvex = seed_word(&store, "newzorvex", "zorvex", 0.5);
+    let quibbit = seed_word(&store, "newquibbit", "quibbit", 0.5);
+    let plonk = seed_word(&store, "newplonk", "plonk", 0.5);
+    let trusted = seed_word(&store, "trusted", "glorp", 0.6);
+    let three = "Use the zorvex panel, the quibbit panel and the glorp panel";
+    let first = step_query(&store, "r_t", 0, three, Some(TRIAL));
+    let newcomers: Vec<String> =
+        ids(&first).into_iter().filter(|id| [&zorvex, &quibbit].contains(&id)).collect();
+    assert_eq!(newcomers.len(), 1, "one newcomer per run: {:?}", ids(&first));
+    assert!(ids(&first).contains(&trusted), "confirmed memory is injected as agent-qa does");
+    assert!(first.observations.iter().all(|o| !o.probation), "a newcomer is ordinary memory");
+    // Another step of the run: the slot is taken, so the newcomer waits for another run.
+    assert!(step_query(&store, "r_t", 1, "Use the plonk panel", Some(TRIAL)).observations.is_empty());
+    // A retried step is answered as before: its own earlier record does not take the slot.
+    assert_eq!(ids(&step_query(&store, "r_t", 0, three, Some(TRIAL))), ids(&first));
+    // The next run tries the newcomer this one held back.
+    assert_eq!(ids(&step_query(&store, "r_u", 0, "Use the plonk panel", Some(TRIAL))), [plonk]);
+    // Without a run, and under agent-qa's policy, every match is injected, as agent-qa does.
+    let mut q = QueryOptions::new("acme", "t_login", three).unwrap();
+    q.probation = Some(TRIAL);
+    assert_eq!(query_in(&store, &q).unwrap().observations.len(), 3);
+    let agent_qa = ProbationOptions { newcomers: false, ..TRIAL };
+    assert_eq!(step_query(&store, "r_aq", 0, three, Some(agent_qa)).observations.len(), 3);
+}
+
+#[test]
+fn probation_and_newcomers_share_one_trial_per_run() {
+    let (_t, store) = store();
+    let fresh = seed_word(&store, "newzorvex", "zorvex", 0.5);
+    let low = seed_word(&store, "lowquibbit", "quibbit", 0.2);
+    let both = ProbationOptions { rate: 1.0, ..TRIAL };
+    // A newcomer first: no probation injection joins it in that run.
+    assert_eq!(ids(&step_query(&store, "r_a", 0, "Use zorvex", Some(both))), [fresh.clone()]);
+    assert!(step_query(&store, "r_a", 1, "Use quibbit", Some(both)).observations.is_empty());
+    // Probation first: the newcomer waits.
+    let probe = step_query(&store, "r_b", 0, "Use quibbit", Some(both));
+    assert_eq!((ids(&probe), probe.observations[0].probation), (vec![low], true));
+    assert!(step_query(&store, "r_b", 1, "Use zorvex", Some(both)).observations.is_empty());
+}
+
+#[test]
+fn a_passing_record_proves_memory_at_the_starting_trust() {
+    let (_t, store) = store();
+    let known = seed_word(&store, "knownzorvex", "zorvex", 0.5);
+    let fresh = seed_word(&store, "newquibbit", "quibbit", 0.5);
+    let pass = |run: &str| {
+        step_query(&store, run, 0, "Use zorvex", Some(TRIAL));
+        rules(&store, run_record(run, "passed", json!([{"name": "Use zorvex", "status": "passed"}])))
+    };
+    pass("r_p1");
+    pass("r_p2");
+    assert_eq!(trust(&store, &known), Some(0.6));
+    // Set back to the starting trust by hand (a person's edit): its record still speaks for it.
+    seed_word(&store, "knownzorvex", "zorvex", 0.5);
+    // Two passes: better than a newcomer's record, so it does not take the slot, and the
+    // newcomer beside it is tried too.
+    let out = step_query(&store, "r_n", 0, "Use the zorvex and quibbit panels", Some(TRIAL));
+    let mut got = ids(&out);
+    got.sort();
+    let mut want = vec![known.clone(), fresh.clone()];
+    want.sort();
+    assert_eq!(got, want);
 }
 
 #[test]

@@ -31,7 +31,7 @@
 
 mod ablation;
 mod apply;
-mod blame;
+pub(crate) mod blame;
 mod decisions;
 mod evidence;
 mod failure;

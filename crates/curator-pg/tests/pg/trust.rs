@@ -71,7 +71,7 @@ fn scenario(store: &dyn Store) -> Vec<String> {
     undo::undo(store, &approve.run_id).unwrap();
     out.push(format!("undone: queued {:?} served {:?}", queued(store), served(store)));
     // Auto review: three passed probation injections approve `keep`; a blamed one rejects `drop`.
-    let always = ProbationOptions { below_min_trust: true, pending: true, rate: 1.0 };
+    let always = ProbationOptions { below_min_trust: true, pending: true, rate: 1.0, newcomers: false };
     for i in 0..3 {
         let run = format!("r_probe{i}");
         let mut q = QueryOptions::new("acme", "t_x", "Use zorvex").unwrap();
