@@ -338,6 +338,11 @@ fn simulate(seed: u64, policy: BlamePolicy, review: ReviewMode) -> Outcome {
         }
         out.passed_runs += usize::from(!failed);
         if trace(seed) {
+            let after = states(&store);
+            let low: Vec<String> = facts.iter().enumerate().filter(|(_, f)| f.kind == Kind::Helpful)
+                .filter(|(_, f)| !injectable(f.id.as_ref().and_then(|id| after.get(id))))
+                .map(|(k, f)| format!("H{k}@{:?}", f.id.as_ref().and_then(|id| after.get(id)))).collect();
+            eprint!(" low after: {low:?}");
             eprintln!(" => {} culprit {:?} ablation {:?} lost {}", if failed { "FAIL" } else { "pass" }, culprit, record.get("ablation").map(|a| a["status"].clone()), lost);
         }
         let mut record = RunRecord::from_value(&record).unwrap();
