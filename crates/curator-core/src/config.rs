@@ -104,11 +104,13 @@ pub enum QueryMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BlamePolicy {
     /// curator's default: outcome evidence decides which observations injected at or before
-    /// the failure are deprecated, and observations below minTrust get probation injections.
+    /// the failure are deprecated, observations below minTrust get probation injections, and a
+    /// recorded run tries unproven memory one observation at a time.
     #[default]
     Evidence,
     /// agent-qa's exact rules (spec §5.5, §8): every failed run deprecates what was injected
-    /// into its first failed step, whatever the ablation rerun showed; no probation.
+    /// into its first failed step, whatever the ablation rerun showed; no probation, and every
+    /// match is injected.
     AgentQa,
 }
 

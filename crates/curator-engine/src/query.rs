@@ -232,7 +232,8 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
     let mut hits = match (&opts.run, &opts.probation) {
         (Some(run), Some(probation)) if probation.newcomers => {
             // More candidates than the cap, so a newcomer held back leaves room for the next.
-            let wide = SearchRequest { max_results: req.max_results.saturating_mul(3), ..req.clone() };
+            let wide =
+                SearchRequest { max_results: req.max_results.saturating_mul(3), ..req.clone() };
             let ranked = store.search(&wide).map_err(store_error)?;
             let test = opts.test.as_ref().map(ScopeName::as_str);
             let admitted =

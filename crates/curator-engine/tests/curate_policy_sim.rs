@@ -279,10 +279,26 @@ fn simulate(seed: u64, policy: BlamePolicy, review: ReviewMode) -> Outcome {
                 }
             }
             if trace(seed) {
-                let names: Vec<String> = outcome.observations.iter().filter_map(|o| {
-                    let k = facts.iter().position(|f| f.id.as_deref() == Some(o.id.as_str()))?;
-                    Some(format!("{}{}{}@{:.2}", match facts[k].kind { Kind::Helpful => "H", Kind::Misleading => "M", Kind::ProposedHelpful => "P", Kind::Planted => "X" }, k, if o.probation { "(prob)" } else { "" }, o.trust))
-                }).collect();
+                let names: Vec<String> = outcome
+                    .observations
+                    .iter()
+                    .filter_map(|o| {
+                        let k =
+                            facts.iter().position(|f| f.id.as_deref() == Some(o.id.as_str()))?;
+                        Some(format!(
+                            "{}{}{}@{:.2}",
+                            match facts[k].kind {
+                                Kind::Helpful => "H",
+                                Kind::Misleading => "M",
+                                Kind::ProposedHelpful => "P",
+                                Kind::Planted => "X",
+                            },
+                            k,
+                            if o.probation { "(prob)" } else { "" },
+                            o.trust
+                        ))
+                    })
+                    .collect();
                 eprint!(" s{s}[{}]", names.join(","));
             }
             let mut fails = None;
@@ -339,11 +355,21 @@ fn simulate(seed: u64, policy: BlamePolicy, review: ReviewMode) -> Outcome {
         out.passed_runs += usize::from(!failed);
         if trace(seed) {
             let after = states(&store);
-            let low: Vec<String> = facts.iter().enumerate().filter(|(_, f)| f.kind == Kind::Helpful)
+            let low: Vec<String> = facts
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.kind == Kind::Helpful)
                 .filter(|(_, f)| !injectable(f.id.as_ref().and_then(|id| after.get(id))))
-                .map(|(k, f)| format!("H{k}@{:?}", f.id.as_ref().and_then(|id| after.get(id)))).collect();
+                .map(|(k, f)| format!("H{k}@{:?}", f.id.as_ref().and_then(|id| after.get(id))))
+                .collect();
             eprint!(" low after: {low:?}");
-            eprintln!(" => {} culprit {:?} ablation {:?} lost {}", if failed { "FAIL" } else { "pass" }, culprit, record.get("ablation").map(|a| a["status"].clone()), lost);
+            eprintln!(
+                " => {} culprit {:?} ablation {:?} lost {}",
+                if failed { "FAIL" } else { "pass" },
+                culprit,
+                record.get("ablation").map(|a| a["status"].clone()),
+                lost
+            );
         }
         let mut record = RunRecord::from_value(&record).unwrap();
         fill_from_session(&store, &mut record).unwrap();
@@ -551,9 +577,10 @@ fn run_all(seeds: &[u64], policy: BlamePolicy, review: ReviewMode) -> Summary {
 /// held-out seeds: the full table is `policy_table`). Holds what the default achieves on the
 /// held-out seeds — misleading memory disarmed sooner than under agent-qa's rules, none left
 /// armed, nearly all of it deleted, at most 1 in 20 helpful observations lost at the end, and
-/// no planted memory injected as ordinary memory before review — and not the issue's stricter
-/// targets: the median ≤ 2 holds over the ten held-out seeds (`policy_table`), not on these two
-/// (3.0 with the sink rule), and at most 1 in 20 lost at any time is missed (4 here).
+/// no planted memory injected as ordinary memory before review, a median of at most 2 failed
+/// runs per misleading observation (3.0 here before the trial slot), and at most 2 helpful
+/// observations lost at once (4 here before it) — and not the issue's "at most 1 in 20 at
+/// any time".
 #[test]
 fn the_default_policy_disarms_misleading_memory_sooner_than_agent_qa_and_plants_nothing() {
     let seeds = &EARLIER_HELD_OUT_SEEDS[..2];
@@ -565,6 +592,8 @@ fn the_default_policy_disarms_misleading_memory_sooner_than_agent_qa_and_plants_
         row(&name(BlamePolicy::AgentQa, ReviewMode::Off), &theirs, false)
     );
     assert!(ours.median_caused < theirs.median_caused, "{ours:?}\n{theirs:?}");
+    assert!(ours.median_caused <= 2.0, "{ours:?}");
+    assert!(ours.helpful_lost_max <= 2, "one trial per run keeps helpful memory: {ours:?}");
     assert_eq!(ours.never_disarmed, 0, "{ours:?}");
     assert!(ours.misleading_deleted * 10 >= ours.misleading * 9, "{ours:?}");
     assert_eq!(theirs.misleading_deleted, 0, "agent-qa never reaches 0 once below minTrust");

@@ -258,7 +258,9 @@ fn a_run_tries_one_newcomer_at_a_time_and_a_retry_sees_the_same_slot() {
     assert!(ids(&first).contains(&trusted), "confirmed memory is injected as agent-qa does");
     assert!(first.observations.iter().all(|o| !o.probation), "a newcomer is ordinary memory");
     // Another step of the run: the slot is taken, so the newcomer waits for another run.
-    assert!(step_query(&store, "r_t", 1, "Use the plonk panel", Some(TRIAL)).observations.is_empty());
+    assert!(
+        step_query(&store, "r_t", 1, "Use the plonk panel", Some(TRIAL)).observations.is_empty()
+    );
     // A retried step is answered as before: its own earlier record does not take the slot.
     assert_eq!(ids(&step_query(&store, "r_t", 0, three, Some(TRIAL))), ids(&first));
     // The next run tries the newcomer this one held back.
@@ -278,7 +280,7 @@ fn probation_and_newcomers_share_one_trial_per_run() {
     let low = seed_word(&store, "lowquibbit", "quibbit", 0.2);
     let both = ProbationOptions { rate: 1.0, ..TRIAL };
     // A newcomer first: no probation injection joins it in that run.
-    assert_eq!(ids(&step_query(&store, "r_a", 0, "Use zorvex", Some(both))), [fresh.clone()]);
+    assert_eq!(ids(&step_query(&store, "r_a", 0, "Use zorvex", Some(both))), [fresh]);
     assert!(step_query(&store, "r_a", 1, "Use quibbit", Some(both)).observations.is_empty());
     // Probation first: the newcomer waits.
     let probe = step_query(&store, "r_b", 0, "Use quibbit", Some(both));
@@ -293,7 +295,10 @@ fn a_passing_record_proves_memory_at_the_starting_trust() {
     let fresh = seed_word(&store, "newquibbit", "quibbit", 0.5);
     let pass = |run: &str| {
         step_query(&store, run, 0, "Use zorvex", Some(TRIAL));
-        rules(&store, run_record(run, "passed", json!([{"name": "Use zorvex", "status": "passed"}])))
+        rules(
+            &store,
+            run_record(run, "passed", json!([{"name": "Use zorvex", "status": "passed"}])),
+        )
     };
     pass("r_p1");
     pass("r_p2");

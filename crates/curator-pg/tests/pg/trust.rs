@@ -13,7 +13,7 @@ use curator_store::evidence::{EvidenceQuery, RunEvidence, StepEvidence};
 use curator_store::{ListFilter, Store};
 use serde_json::{Value, json};
 
-use crate::util::{file_store, pg_store};
+use crate::util::{file_store, observation, pg_store, scope};
 
 fn record(run_id: &str, status: &str, steps: Value) -> Value {
     json!({"run_id": run_id, "product": "acme", "test": {"id": "t_x", "name": "X"},
@@ -71,7 +71,8 @@ fn scenario(store: &dyn Store) -> Vec<String> {
     undo::undo(store, &approve.run_id).unwrap();
     out.push(format!("undone: queued {:?} served {:?}", queued(store), served(store)));
     // Auto review: three passed probation injections approve `keep`; a blamed one rejects `drop`.
-    let always = ProbationOptions { below_min_trust: true, pending: true, rate: 1.0, newcomers: false };
+    let always =
+        ProbationOptions { below_min_trust: true, pending: true, rate: 1.0, newcomers: false };
     for i in 0..3 {
         let run = format!("r_probe{i}");
         let mut q = QueryOptions::new("acme", "t_x", "Use zorvex").unwrap();
@@ -136,6 +137,59 @@ fn review_evidence_and_probation_match_the_file_store() {
     );
     assert!(on_files.iter().any(|l| l == "failed: rejected 1"), "{on_files:#?}");
     assert!(on_files.iter().any(|l| l == "retried: applied true evidence None"), "{on_files:#?}");
+}
+
+/// The evidence policy's trial slot: newcomers one per run, probation sharing the slot, a
+/// passing record proving memory at the starting trust. Lines to compare between stores.
+fn trial_scenario(store: &dyn Store) -> Vec<String> {
+    use curator_core::Tier;
+    use curator_store::Action;
+    let newcomers =
+        [("zorvex", "Zorvex panel opens left"), ("quibbit", "Quibbit panel needs two clicks")];
+    store
+        .transact(None, &mut |tx| {
+            for (word, title) in newcomers {
+                tx.put(
+                    Tier::Products,
+                    &scope("acme"),
+                    &observation(word, title, "Seen."),
+                    Action::Add,
+                    "seed",
+                )?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let trial =
+        ProbationOptions { below_min_trust: true, pending: true, rate: 0.0, newcomers: true };
+    let mut out = Vec::new();
+    let step = |run: &str, step: u64, text: &str| {
+        let mut q = QueryOptions::new("acme", "t_x", text).unwrap();
+        (q.run, q.probation) = (Some(RunStep { run_id: run.into(), step }), Some(trial));
+        let got = query_in(store, &q).unwrap();
+        got.observations.iter().map(|o| o.title.clone()).collect::<Vec<_>>()
+    };
+    out.push(format!("r1 step 0: {:?}", step("r_t1", 0, "Use the zorvex and quibbit panels")));
+    out.push(format!("r1 step 1: {:?}", step("r_t1", 1, "Use the quibbit panel")));
+    out.push(format!("r2 step 0: {:?}", step("r_t2", 0, "Use the quibbit panel")));
+    curate_run(store, record("r_t2", "passed", json!([{"name": "quibbit", "status": "passed"}])));
+    out.push(format!("r3 step 0: {:?}", step("r_t3", 0, "Use the zorvex and quibbit panels")));
+    out.push(format!("served {:?}", served(store)));
+    out
+}
+
+#[test]
+fn one_trial_per_run_matches_the_file_store() {
+    let (_dir, files) = file_store();
+    let (_db, pg) = pg_store();
+    let on_files = trial_scenario(&files);
+    assert_eq!(trial_scenario(&pg), on_files);
+    // One of the two newcomers in the first run, none in its next step, the other one in the
+    // next run; once confirmed, it no longer takes the slot and both are injected.
+    assert_eq!(on_files[0].matches("panel").count(), 1, "{on_files:#?}");
+    assert_eq!(on_files[1], "r1 step 1: []", "{on_files:#?}");
+    assert_eq!(on_files[2], "r2 step 0: [\"Quibbit panel needs two clicks\"]", "{on_files:#?}");
+    assert_eq!(on_files[3].matches("panel").count(), 2, "{on_files:#?}");
 }
 
 #[test]
