@@ -1,0 +1,143 @@
+//! What a step of a recorded run costs with the evidence policy's trial slot (`trial.rs`) and
+//! without it, as the journal of recorded runs grows (issue 18).
+//!
+//! ```text
+//! cargo bench -p curator-engine --bench run_step
+//! ```
+//!
+//! A real file store in a temporary root: 1,000 product observations (half at the starting
+//! trust 0.5, so the slot must read their record; half confirmed at 0.7), a journal holding
+//! `N` recorded runs of outcome evidence (0, 1,000, 10,000), and a run whose steps 0–3 are
+//! recorded. Measured: `query_in` of step 4 of that run (a retried step, so every call sees the
+//! same slot), in process on a long-lived `FileStore`, as `curator serve` and the query socket
+//! run it; each call also writes the step's session record, as production does. The two
+//! configurations alternate call by call so the machine's drift falls on both alike.
+
+use std::time::{Duration, Instant};
+
+use curator_core::ObservationId;
+use curator_engine::probation::ProbationOptions;
+use curator_engine::{QueryOptions, RunStep, query_in};
+use curator_store::evidence::{RunEvidence, StepEvidence};
+use curator_store::{FileStore, FileStoreOptions, Store};
+
+const OBSERVATIONS: usize = 1_000;
+const CALLS: usize = 300;
+
+fn word(i: usize) -> String {
+    let letters = b"bdfgklmnprstvz";
+    let mut s = String::from("w");
+    let mut n = i;
+    for _ in 0..4 {
+        s.push(letters[n % letters.len()] as char);
+        n /= letters.len();
+    }
+    s
+}
+
+fn id(i: usize) -> String {
+    let w = format!("bench{}", word(i));
+    format!("obs_{}", [w.as_str(); 10].join("-"))
+}
+
+fn seed(root: &std::path::Path) {
+    let dir = root.join("products/acme");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..OBSERVATIONS {
+        let trust = if i % 2 == 0 { "0.5" } else { "0.7" };
+        let text = format!(
+            "---\nid: {}\ntitle: The {} control needs a second click\ntrust: {trust}\n\
+             created: 2026-04-10T12:00:00.000Z\nlast_confirmed: 2026-04-10T12:00:00.000Z\n\
+             confirmed_count: 0\ncontradicted_count: 0\nsource_test: t_bench\n---\nSeen.\n",
+            id(i),
+            word(i)
+        );
+        curator_core::codec::parse_observation(&text, &id(i)).expect("agent-qa's format");
+        std::fs::write(dir.join(format!("{}.md", id(i))), text).unwrap();
+    }
+    ObservationId::parse(&id(0)).unwrap();
+}
+
+fn record_runs(store: &FileStore, from: usize, to: usize) {
+    for chunk in (from..to).collect::<Vec<_>>().chunks(500) {
+        store
+            .transact(None, &mut |tx| {
+                for &r in chunk {
+                    let step = |k: usize| StepEvidence {
+                        status: "passed".into(),
+                        injected: vec![id((r * 7 + k) % OBSERVATIONS)],
+                        probation: None,
+                    };
+                    let run = RunEvidence {
+                        run_id: format!("r_hist{r}"),
+                        time: "2026-11-27T00:00:00.000Z".into(),
+                        test: "t_bench".into(),
+                        status: "passed".into(),
+                        ablation: None,
+                        steps: (0..5).map(step).collect(),
+                    };
+                    tx.record_evidence(&run)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+}
+
+fn step(store: &FileStore, run: &str, step: u64, text: String, newcomers: bool) -> Duration {
+    let mut q = QueryOptions::new("acme", "t_bench", text).unwrap();
+    q.run = Some(RunStep { run_id: run.into(), step });
+    q.probation =
+        Some(ProbationOptions { below_min_trust: true, pending: true, rate: 0.0, newcomers });
+    let start = Instant::now();
+    let out = query_in(store, &q).unwrap();
+    let took = start.elapsed();
+    assert!(!out.observations.is_empty());
+    took
+}
+
+fn percentile(xs: &mut [Duration], p: f64) -> Duration {
+    xs.sort_unstable();
+    xs[((xs.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    FileStore::init(tmp.path()).unwrap();
+    seed(tmp.path());
+    let store = FileStore::open(tmp.path(), FileStoreOptions::default()).unwrap();
+    // Steps 0-3 of the measured runs name two words each: a newcomer and a confirmed one.
+    let text = |k: usize| format!("Use the {} and {} controls", word(2 * k), word(2 * k + 1));
+    println!("| recorded runs in the journal | journal size | trial slot p50 / p99 | without p50 / p99 | p50 ratio |");
+    println!("|---|---|---|---|---|");
+    let mut recorded = 0;
+    for runs in [0usize, 1_000, 10_000] {
+        record_runs(&store, recorded, runs);
+        recorded = runs;
+        for newcomers in [true, false] {
+            let run = format!("r_probe{runs}{newcomers}");
+            for k in 0..4 {
+                step(&store, &run, k as u64, text(k), newcomers);
+            }
+        }
+        let (mut with, mut without) = (Vec::new(), Vec::new());
+        for _ in 0..CALLS {
+            with.push(step(&store, &format!("r_probe{runs}true"), 4, text(4), true));
+            without.push(step(&store, &format!("r_probe{runs}false"), 4, text(4), false));
+        }
+        let size = std::fs::metadata(tmp.path().join(".curator/journal.jsonl"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let (w50, w99) = (percentile(&mut with, 0.5), percentile(&mut with, 0.99));
+        let (o50, o99) = (percentile(&mut without, 0.5), percentile(&mut without, 0.99));
+        println!(
+            "| {runs} | {:.1} MB | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.1}× |",
+            size as f64 / 1e6,
+            w50.as_secs_f64() * 1e3,
+            w99.as_secs_f64() * 1e3,
+            o50.as_secs_f64() * 1e3,
+            o99.as_secs_f64() * 1e3,
+            w50.as_secs_f64() / o50.as_secs_f64()
+        );
+    }
+}
