@@ -6,13 +6,14 @@
 //! ```
 //!
 //! A real file store in a temporary root: 1,000 product observations (half at the starting
-//! trust 0.5, so the slot must read their record; half confirmed at 0.7), a journal holding
+//! trust 0.5, newcomers; half confirmed at 0.7), a journal holding
 //! `N` recorded runs of outcome evidence (0, 1,000, 10,000), and a run whose steps 0–3 are
 //! recorded. Measured: `query_in` of step 4 of that run (a retried step, so every call sees the
 //! same slot), in process on a long-lived `FileStore`, as `curator serve` and the query socket
 //! run it; each call also writes the step's session record, as production does. The two
 //! configurations alternate call by call so the machine's drift falls on both alike.
 
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use curator_core::ObservationId;
@@ -108,8 +109,12 @@ fn main() {
     let store = FileStore::open(tmp.path(), FileStoreOptions::default()).unwrap();
     // Steps 0-3 of the measured runs name two words each: a newcomer and a confirmed one.
     let text = |k: usize| format!("Use the {} and {} controls", word(2 * k), word(2 * k + 1));
-    println!("| recorded runs in the journal | journal size | trial slot p50 / p99 | without p50 / p99 | p50 ratio |");
-    println!("|---|---|---|---|---|");
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "| recorded runs in the journal | journal size | trial slot p50 / p99 | without p50 / p99 | p50 ratio |\n|---|---|---|---|---|"
+    )
+    .unwrap();
     let mut recorded = 0;
     for runs in [0usize, 1_000, 10_000] {
         record_runs(&store, recorded, runs);
@@ -130,7 +135,8 @@ fn main() {
             .unwrap_or(0);
         let (w50, w99) = (percentile(&mut with, 0.5), percentile(&mut with, 0.99));
         let (o50, o99) = (percentile(&mut without, 0.5), percentile(&mut without, 0.99));
-        println!(
+        writeln!(
+            out,
             "| {runs} | {:.1} MB | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.1}× |",
             size as f64 / 1e6,
             w50.as_secs_f64() * 1e3,
@@ -138,6 +144,7 @@ fn main() {
             o50.as_secs_f64() * 1e3,
             o99.as_secs_f64() * 1e3,
             w50.as_secs_f64() / o50.as_secs_f64()
-        );
+        )
+        .unwrap();
     }
 }

@@ -235,9 +235,8 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
             let wide =
                 SearchRequest { max_results: req.max_results.saturating_mul(3), ..req.clone() };
             let ranked = store.search(&wide).map_err(store_error)?;
-            let test = opts.test.as_ref().map(ScopeName::as_str);
             let admitted =
-                crate::trial::admit(store, ranked, &run.run_id, run.step, test, req.max_results)
+                crate::trial::admit(store, ranked, &run.run_id, run.step, req.max_results)
                     .map_err(store_error)?;
             slot_taken = admitted.slot_taken;
             admitted.hits

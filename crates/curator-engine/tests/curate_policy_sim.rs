@@ -61,6 +61,10 @@ const HELD_OUT_SEEDS: [u64; 10] = [301, 302, 303, 304, 305, 306, 307, 308, 309, 
 /// The held-out seeds of the rule before (`SINK_AT`), reported once with it and never tuned on
 /// since; the table shows them too, and the default test runs two of them.
 const EARLIER_HELD_OUT_SEEDS: [u64; 10] = [201, 202, 203, 204, 205, 206, 207, 208, 209, 210];
+/// Named (and committed) before they were ever run, for the trial slot decided on trust
+/// (`trial.rs`), chosen on the tuning seeds after 201-210 and 301-310 had been run once with
+/// a first version of the slot that read the outcome record.
+const TRIAL_HELD_OUT_SEEDS: [u64; 10] = [401, 402, 403, 404, 405, 406, 407, 408, 409, 410];
 
 /// splitmix64: a small deterministic generator, so the figures are reproducible.
 struct Rng(u64);
@@ -601,7 +605,8 @@ fn the_default_policy_disarms_misleading_memory_sooner_than_agent_qa_and_plants_
     // 40 helpful observations below minTrust on these seeds where agent-qa's rules end with
     // none (0 of 40 with it). What holds is the bound.
     assert!(ours.helpful_lost_end * 20 <= ours.helpful, "at most 1 in 20 lost: {ours:?}");
-    assert!(ours.helpful_recovered > 0, "{ours:?}");
+    // What went below minTrust came back through probation (nothing may have gone).
+    assert!(ours.helpful_lost_max == 0 || ours.helpful_recovered > 0, "{ours:?}");
     assert_eq!(ours.planted_injected, 0, "no planted memory before review: {ours:?}");
     assert!(theirs.planted_injected > 0, "without review, planted memory is injected: {theirs:?}");
 }
@@ -641,10 +646,14 @@ fn tuning() {
 }
 
 #[test]
-#[ignore = "print-only: the BENCHMARKS.md tables (every policy, both sets of ten held-out seeds)"]
+#[ignore = "print-only: the BENCHMARKS.md tables (every policy, the three sets of ten held-out seeds)"]
 fn policy_table() {
     let mut table = String::new();
-    for (label, seeds) in [("301-310", HELD_OUT_SEEDS), ("201-210", EARLIER_HELD_OUT_SEEDS)] {
+    for (label, seeds) in [
+        ("401-410", TRIAL_HELD_OUT_SEEDS),
+        ("301-310", HELD_OUT_SEEDS),
+        ("201-210", EARLIER_HELD_OUT_SEEDS),
+    ] {
         table.push_str(&format!("\nheld-out seeds {label}\n\n{HEADER}"));
         for policy in [BlamePolicy::AgentQa, BlamePolicy::Evidence] {
             for review in [ReviewMode::Off, ReviewMode::Auto] {

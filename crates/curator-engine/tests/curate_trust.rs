@@ -289,30 +289,29 @@ fn probation_and_newcomers_share_one_trial_per_run() {
 }
 
 #[test]
-fn a_passing_record_proves_memory_at_the_starting_trust() {
+fn a_confirmed_observation_leaves_the_slot_and_a_contradicted_one_takes_it_again() {
     let (_t, store) = store();
     let known = seed_word(&store, "knownzorvex", "zorvex", 0.5);
     let fresh = seed_word(&store, "newquibbit", "quibbit", 0.5);
-    let pass = |run: &str| {
-        step_query(&store, run, 0, "Use zorvex", Some(TRIAL));
-        rules(
-            &store,
-            run_record(run, "passed", json!([{"name": "Use zorvex", "status": "passed"}])),
-        )
-    };
-    pass("r_p1");
-    pass("r_p2");
-    assert_eq!(trust(&store, &known), Some(0.6));
-    // Set back to the starting trust by hand (a person's edit): its record still speaks for it.
-    seed_word(&store, "knownzorvex", "zorvex", 0.5);
-    // Two passes: better than a newcomer's record, so it does not take the slot, and the
-    // newcomer beside it is tried too.
-    let out = step_query(&store, "r_n", 0, "Use the zorvex and quibbit panels", Some(TRIAL));
-    let mut got = ids(&out);
+    let both = "Use the zorvex and quibbit panels";
+    assert_eq!(step_query(&store, "r_0", 0, both, Some(TRIAL)).observations.len(), 1);
+    step_query(&store, "r_p", 0, "Use zorvex", Some(TRIAL));
+    rules(&store, run_record("r_p", "passed", json!([{"name": "Use zorvex", "status": "passed"}])));
+    assert_eq!(trust(&store, &known), Some(0.55));
+    // Confirmed once: proven, so the newcomer beside it is tried too.
+    let mut got = ids(&step_query(&store, "r_n", 0, both, Some(TRIAL)));
     got.sort();
     let mut want = vec![known.clone(), fresh.clone()];
     want.sort();
     assert_eq!(got, want);
+    // Blamed once (0.55 -> 0.45): contradicted more than confirmed, unproven again.
+    step_query(&store, "r_f", 0, "Use zorvex", Some(TRIAL));
+    let mut failed =
+        run_record("r_f", "failed", json!([{"name": "Use zorvex", "status": "failed"}]));
+    failed["ablation"] = json!({"status": "passed"});
+    rules(&store, failed);
+    assert_eq!(trust(&store, &known), Some(0.45));
+    assert_eq!(step_query(&store, "r_m", 0, both, Some(TRIAL)).observations.len(), 1);
 }
 
 #[test]

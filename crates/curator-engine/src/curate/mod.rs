@@ -31,7 +31,7 @@
 
 mod ablation;
 mod apply;
-pub(crate) mod blame;
+mod blame;
 mod decisions;
 mod evidence;
 mod failure;
