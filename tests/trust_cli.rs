@@ -199,6 +199,38 @@ fn agent_qa_policy_and_review_off_keep_agent_qa_behaviour() {
 }
 
 #[test]
+fn a_recorded_run_gets_one_unproven_observation_and_agent_qa_policy_gets_every_match() {
+    let dir = Dir::new("trial-slot");
+    std::fs::create_dir_all(dir.path().join("parity")).unwrap();
+    let config = dir.path().join("parity/agent-qa.config.yaml");
+    std::fs::write(&config, "curator:\n  policy: agent-qa\n").unwrap();
+    let cfg = config.to_str().unwrap();
+    for (id, title) in [(ID_A, "Login modal"), (ID_B, "Login banner")] {
+        dir.write(&format!("products/acme/{id}.md"), observation_file(id, title, "0.5", "New."));
+    }
+    let count = |out: &Value| out["observations"].as_array().unwrap().len();
+    // The default (evidence policy): one of the two newcomers in the run, none in a later step.
+    assert_eq!(count(&query_json(&dir, None, Some("r_t"), "Login")), 1);
+    let later = dir.curator(&[
+        "--json",
+        "query",
+        "--product",
+        "acme",
+        "--test",
+        TEST_ID,
+        "--run-id",
+        "r_t",
+        "--step-index",
+        "1",
+        "Login banner and modal",
+    ]);
+    assert_eq!(count(&json_of(&later.stdout())), 0);
+    // Without a run, and under agent-qa's policy, every match is injected.
+    assert_eq!(count(&query_json(&dir, None, None, "Login")), 2);
+    assert_eq!(count(&query_json(&dir, Some(cfg), Some("r_aq"), "Login")), 2);
+}
+
+#[test]
 fn show_json_carries_the_evidence_and_a_retried_curate_counts_once() {
     let dir = Dir::new("evidence-cli");
     dir.write(
