@@ -132,7 +132,7 @@ fn sink(
     // The first contradiction may have deleted it (trust reached 0).
     while let Some(stored) = tx.get(id)? {
         let trust = stored.observation.trust;
-        if trust < min_trust || trust <= deltas.contradict || trust >= last {
+        if trust + deltas.confirm < min_trust || trust <= deltas.contradict || trust >= last {
             break;
         }
         last = trust;
