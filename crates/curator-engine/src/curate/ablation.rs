@@ -118,7 +118,9 @@ pub(crate) fn blame_suspects(
 /// it injectable again (`trust + confirm < min_trust`). Never to deletion (with minTrust 0
 /// nothing is below it: deletion stays what failures on probation earn, one contradiction
 /// each), and never without progress (a zero or rounded-away delta); `before` is its trust
-/// before the first contradiction.
+/// before the first contradiction. Stopping just below minTrust, so that one probation pass
+/// re-arms it as an unproven observation (`trial.rs`), lost fewer helpful observations but
+/// left more misleading ones armed on the held-out seeds (BENCHMARKS.md, "One trial per run").
 fn sink(
     tx: &mut dyn Transaction,
     id: &ObservationId,
