@@ -84,12 +84,20 @@ pub(crate) fn admit(
     Ok(Admitted { hits, slot_taken })
 }
 
-/// The trust `id` has now; `None` when it is gone (deleted since the step that injected it).
+/// The trust `id` has now; `None` when it is no longer served (deleted since the step that
+/// injected it, now in two folders, unreadable or refused by the scanner): it takes no slot.
 fn current_trust(store: &dyn Store, id: &str) -> curator_store::Result<Option<f64>> {
+    use curator_store::Error;
     let Ok(parsed) = curator_core::ObservationId::parse(id) else { return Ok(None) };
     match store.get(&parsed) {
         Ok(stored) => Ok(Some(stored.observation.trust)),
-        Err(curator_store::Error::NotFound { .. }) => Ok(None),
+        Err(
+            Error::NotFound { .. }
+            | Error::DuplicateId { .. }
+            | Error::Unsafe { .. }
+            | Error::Parse { .. }
+            | Error::Refused { .. },
+        ) => Ok(None),
         Err(e) => Err(e),
     }
 }

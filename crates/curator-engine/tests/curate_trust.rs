@@ -274,6 +274,22 @@ fn a_run_tries_one_newcomer_at_a_time_and_a_retry_sees_the_same_slot() {
 }
 
 #[test]
+fn an_earlier_injection_no_longer_served_takes_no_slot_and_fails_no_query() {
+    let (t, store) = store();
+    let first = seed_word(&store, "newzorvex", "zorvex", 0.5);
+    let second = seed_word(&store, "newquibbit", "quibbit", 0.5);
+    let third = seed_word(&store, "newplonk", "plonk", 0.5);
+    let path = |id: &str| t.path().join(format!("products/acme/{id}.md"));
+    assert_eq!(ids(&step_query(&store, "r_d", 0, "Use zorvex", Some(TRIAL))), [first.clone()]);
+    // Damaged by hand since: no longer served, so it holds no slot, and the query answers.
+    std::fs::write(path(&first), "---\nnot: [closed\n---\n").unwrap();
+    assert_eq!(ids(&step_query(&store, "r_d", 1, "Use quibbit", Some(TRIAL))), [second.clone()]);
+    // Deleted since: the same.
+    std::fs::remove_file(path(&second)).unwrap();
+    assert_eq!(ids(&step_query(&store, "r_d", 2, "Use plonk", Some(TRIAL))), [third]);
+}
+
+#[test]
 fn probation_and_newcomers_share_one_trial_per_run() {
     let (_t, store) = store();
     let fresh = seed_word(&store, "newzorvex", "zorvex", 0.5);
