@@ -6,8 +6,8 @@
 //! Bounds: only steps of a recorded run (`--run/--step`) take part; a step is chosen with
 //! probability `rate`; **at most one step of a run** gets a probation injection (a later query
 //! for the same step — a retry — may replace it), and under the evidence policy none when a
-//! newcomer already took the run's one trial (`trial.rs`); the observation must match the step as any
-//! injection does (same scopes, suite rules and relevance floor, any trust); it is injected
+//! newcomer already took the run's one trial (`trial.rs`); the observation must match the step
+//! as any injection does (same scopes, suite rules and relevance floor, any trust); it is injected
 //! after the step's ordinary memory, in agent-qa's `<memory-context>` format with its own trust
 //! shown; and the run session records it as the step's probation. The curator then treats it as
 //! injected: a passed step confirms it (rules provider), a failure the evidence pins on it
