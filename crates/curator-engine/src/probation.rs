@@ -18,8 +18,8 @@
 //! makes the same choices on every machine and in every test.
 
 use curator_core::config::{BlamePolicy, ReviewMode};
-use curator_store::Store;
 use curator_store::index::{Hit, SearchRequest};
+use curator_store::{RunSession, Store};
 
 /// Which observations may be injected on probation, and how often.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -79,11 +79,12 @@ pub fn draw(run_id: &str, step: u64) -> f64 {
 
 /// The probation injection for `step` of `run_id`, if this step gets one, and whether it is a
 /// queued proposal: `hits` are the step's ordinary injections (never chosen again), `req` its
-/// search.
+/// search, `session` what the run recorded so far.
 pub(crate) fn choose(
     store: &dyn Store,
     req: &SearchRequest,
     hits: &[Hit],
+    session: Option<&RunSession>,
     run_id: &str,
     step: u64,
     options: &ProbationOptions,
@@ -91,11 +92,6 @@ pub(crate) fn choose(
     if draw(run_id, step) >= options.rate || req.max_results == 0 {
         return Ok(None);
     }
-    let session = match store.load_session(run_id) {
-        Ok(session) => session,
-        Err(curator_store::Error::Unsupported { .. }) => None,
-        Err(e) => return Err(e),
-    };
     if session.is_some_and(|s| s.probation.keys().any(|s| *s != step)) {
         return Ok(None); // this run already had its probation injection
     }

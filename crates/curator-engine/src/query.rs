@@ -19,7 +19,7 @@ use curator_core::{ScopeError, ScopeName, SnapshotEntry};
 use curator_store::index::{
     DEFAULT_KEEP_RATIO, DEFAULT_MIN_RELEVANCE, Hit, IndexError, QueryMode, SearchRequest,
 };
-use curator_store::{FileStore, FileStoreOptions, Store};
+use curator_store::{FileStore, FileStoreOptions, RunSession, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::probation::ProbationOptions;
@@ -228,6 +228,11 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
         curator_store::Error::Index(e) => QueryError::Index(e),
         e => QueryError::Store(e),
     };
+    // What the run's other steps were given: read once, for the trial slot and probation.
+    let session = match (&opts.run, &opts.probation) {
+        (Some(run), Some(_)) => run_session(store, &run.run_id).map_err(store_error)?,
+        _ => None,
+    };
     let mut slot_taken = false;
     let mut hits = match (&opts.run, &opts.probation) {
         (Some(run), Some(probation)) if probation.newcomers => {
@@ -236,7 +241,7 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
                 SearchRequest { max_results: req.max_results.saturating_mul(3), ..req.clone() };
             let ranked = store.search(&wide).map_err(store_error)?;
             let admitted =
-                crate::trial::admit(store, ranked, &run.run_id, run.step, req.max_results)
+                crate::trial::admit(store, ranked, session.as_ref(), run.step, req.max_results)
                     .map_err(store_error)?;
             slot_taken = admitted.slot_taken;
             admitted.hits
@@ -244,10 +249,16 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
         _ => store.search(&req).map_err(store_error)?,
     };
     let chosen = match (&opts.run, &opts.probation) {
-        (Some(run), Some(probation)) if !slot_taken => {
-            crate::probation::choose(store, &req, &hits, &run.run_id, run.step, probation)
-                .map_err(store_error)?
-        }
+        (Some(run), Some(probation)) if !slot_taken => crate::probation::choose(
+            store,
+            &req,
+            &hits,
+            session.as_ref(),
+            &run.run_id,
+            run.step,
+            probation,
+        )
+        .map_err(store_error)?,
         _ => None,
     };
     let probation = chosen.as_ref().map(|(hit, pending)| (hit.id.clone(), *pending));
@@ -266,6 +277,16 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
             .map_err(|e| QueryError::Session(SessionError::Store(e)))?;
     }
     Ok(outcome)
+}
+
+/// The session of `run_id` as recorded so far; `None` when nothing was, or when the store
+/// keeps no sessions.
+fn run_session(store: &dyn Store, run_id: &str) -> curator_store::Result<Option<RunSession>> {
+    match store.load_session(run_id) {
+        Ok(session) => Ok(session),
+        Err(curator_store::Error::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The injection for `hits`, in order.

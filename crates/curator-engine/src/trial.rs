@@ -30,8 +30,8 @@
 //! `curator.policy: agent-qa` never holds a newcomer back.
 
 use curator_core::trust::INITIAL_TRUST;
-use curator_store::Store;
 use curator_store::index::Hit;
+use curator_store::{RunSession, Store};
 
 /// The step's ordinary injections with at most one unproven observation per run, and whether
 /// the run's slot is now taken (then no probation injection may join them).
@@ -40,23 +40,18 @@ pub(crate) struct Admitted {
     pub(crate) slot_taken: bool,
 }
 
-/// Picks up to `max` of `ranked` (best first) for `step` of `run_id`, skipping an unproven
-/// observation when another step of the run already tried one, or when this step already took
-/// one.
+/// Picks up to `max` of `ranked` (best first) for `step` of the run whose `session` this is,
+/// skipping an unproven observation when another step of the run already tried one, or when
+/// this step already took one.
 pub(crate) fn admit(
     store: &dyn Store,
     ranked: Vec<Hit>,
-    run_id: &str,
+    session: Option<&RunSession>,
     step: u64,
     max: usize,
 ) -> curator_store::Result<Admitted> {
-    let session = match store.load_session(run_id) {
-        Ok(session) => session,
-        Err(curator_store::Error::Unsupported { .. }) => None,
-        Err(e) => return Err(e),
-    };
     let mut slot_taken = false;
-    if let Some(session) = &session {
+    if let Some(session) = session {
         'steps: for (&other, ids) in session.injected.iter().filter(|(s, _)| **s != step) {
             for id in ids {
                 if session.probation_at(other) == Some(id.as_str())
