@@ -167,7 +167,10 @@ impl Context {
 
     /// The PostgreSQL store at `url`; `migrate` applies pending migrations on open.
     pub(crate) fn pg_store(&self, url: &str, migrate: bool) -> Result<PgStore> {
-        PgStore::connect(url, PgOptions { migrate, ..PgOptions::default() })
+        // A writer waits for another session's lock as long as it waits for the file store's
+        // writer lock (`curatorLockTimeout`), then gives up with nothing applied.
+        let lock_timeout = Some(Duration::from_millis(self.config.memory.lock_timeout_ms));
+        PgStore::connect(url, PgOptions { migrate, lock_timeout, ..PgOptions::default() })
             .context("opening the PostgreSQL store")
     }
 }

@@ -380,23 +380,36 @@ fn over_http_a_run_is_applied_once_and_undone_per_generation_pg() {
     over_http_a_run_is_applied_once_and_undone_per_generation(true);
 }
 
-#[test]
-fn a_retried_run_feeds_the_breaker_once() {
-    let env = Env::new("once-breaker", false);
+fn a_retried_run_feeds_the_breaker_once(pg: bool) {
+    let env = Env::new(if pg { "once-breaker-pg" } else { "once-breaker" }, pg);
     let (run, dec) = inputs(&env, Some("r_breaker"));
-    let args = [
-        "curate",
-        "--breaker",
-        "nightly",
-        "--run-record",
-        run.as_str(),
-        "--decisions",
-        dec.as_str(),
-    ];
-    env.ok(&args, None);
-    let window = env.ok(&["--json", "breaker", "status", "nightly"], None);
-    env.ok(&args, None);
-    assert_eq!(env.ok(&["--json", "breaker", "status", "nightly"], None), window);
+    let curate = |breaker: bool| {
+        let mut args = vec!["curate", "--run-record", run.as_str(), "--decisions", dec.as_str()];
+        if breaker {
+            args.extend(["--breaker", "nightly"]);
+        }
+        env.ok(&args, None)
+    };
+    let status = || json_of(&env.ok(&["--json", "breaker", "status", "nightly"], None));
+    // What a curate killed after applying its run and before its breaker write leaves: the
+    // run applied, the breaker without it. The retry records it, and only once.
+    curate(false);
+    assert_eq!(status()["window"], 0);
+    curate(true);
+    let window = status();
+    assert_eq!(window["window"], 1, "{window}");
+    curate(true);
+    assert_eq!(status(), window);
+}
+
+#[test]
+fn a_retried_run_feeds_the_breaker_once_file() {
+    a_retried_run_feeds_the_breaker_once(false);
+}
+
+#[test]
+fn a_retried_run_feeds_the_breaker_once_pg() {
+    a_retried_run_feeds_the_breaker_once(true);
 }
 
 /// A journal written before issue 13: the same entries without `txn`, and no end markers.

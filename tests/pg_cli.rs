@@ -502,3 +502,104 @@ fn a_nul_character_is_shown_in_a_report_and_refused_in_an_observation() {
     assert_eq!(out.status.code(), Some(3), "{stdout}");
     assert!(stdout.contains(nul) && stdout.contains("NUL character"), "{stdout}");
 }
+
+/// `psql URL -tAc SQL`: one answer of the test database, as another session sees it.
+fn psql(url: &str, sql: &str) -> String {
+    let out = Command::new("psql").arg(url).args(["-tAc", sql]).output().expect("psql");
+    assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Another session holds `ID_A`'s row for `secs` seconds; returns once it does.
+fn hold_row(url: &str, secs: u32) -> Child {
+    let sql = format!(
+        "BEGIN; SELECT id FROM observations WHERE id = '{ID_A}' FOR UPDATE; \
+         SELECT pg_sleep({secs}); COMMIT;"
+    );
+    let holder =
+        Command::new("psql").arg(url).args(["-qc", &sql]).stdout(Stdio::null()).spawn().unwrap();
+    let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' \
+                    AND datname = current_database()";
+    let start = std::time::Instant::now();
+    while psql(url, sleeping) != "1" {
+        assert!(start.elapsed().as_secs() < 30, "the holder never took the row");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    holder
+}
+
+/// A failed run whose first failed step was given `ID_A`: curating it contradicts `ID_A`.
+fn failed_run(dir: &Dir, run_id: &str) -> String {
+    let run = dir.path().join(format!("{run_id}.json"));
+    let record = json!({"run_id": run_id, "product": "acme",
+        "test": {"id": "t_login", "name": "Login"}, "status": "failed",
+        "steps": [{"name": "Log in", "status": "failed", "injected": [ID_A]}]});
+    std::fs::write(&run, record.to_string()).unwrap();
+    run.display().to_string()
+}
+
+fn trust_in(root: &Path, url: &str, id: &str) -> Value {
+    json_of(&ok(curator(root, url, &["--json", "show", id])).0)["trust"].clone()
+}
+
+#[test]
+fn a_row_held_past_the_lock_timeout_or_a_dropped_connection_exits_75_and_the_retry_applies_once() {
+    let db = db();
+    let dir = seeded("pg-lock-timeout", &db);
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, "services:\n  memory:\n    curatorLockTimeout: 1000\n").unwrap();
+    let config = config.display().to_string();
+    let run = failed_run(&dir, "r_held");
+    let args = ["--config", config.as_str(), "curate", "--run-record", run.as_str()];
+    let mut holder = hold_row(db.url(), 6);
+    let started = std::time::Instant::now();
+    let out = curator(&dir.root(), db.url(), &args).output().unwrap();
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(75), "{stdout}\n{stderr}");
+    assert!(started.elapsed().as_secs() < 5, "it gave up before the holder let go");
+    assert!(stdout.contains("Curator error: Lock acquisition timed out"), "{stdout}");
+    assert!(stderr.contains("run r_held was not applied, curate it again"), "{stderr}");
+    assert_eq!(trust_in(&dir.root(), db.url(), ID_A), json!(0.5), "nothing applied");
+    holder.wait().unwrap();
+    ok(curator(&dir.root(), db.url(), &args));
+    assert_eq!(trust_in(&dir.root(), db.url(), ID_A), json!(0.4));
+    let again = json_of(&ok(curator(&dir.root(), db.url(), &[&["--json"], &args[..]].concat())).0);
+    assert_eq!(again["already_applied"], true, "{again}");
+
+    // The server drops the connection of a curate waiting for the row: exit 75 again.
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        "services:\n  memory:\n    curatorLockTimeout: 20000\n",
+    )
+    .unwrap();
+    let run = failed_run(&dir, "r_dropped");
+    let args = ["--config", config.as_str(), "curate", "--run-record", run.as_str()];
+    let mut holder = hold_row(db.url(), 10);
+    let waiting = curator(&dir.root(), db.url(), &args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let blocked = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+                   AND datname = current_database()";
+    let start = std::time::Instant::now();
+    while psql(db.url(), blocked) != "1" {
+        assert!(start.elapsed().as_secs() < 30, "the curate never waited for the row");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    psql(
+        db.url(),
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+         AND datname = current_database()",
+    );
+    let out = waiting.wait_with_output().unwrap();
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(75), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Curator error: database error"), "{stdout}");
+    holder.wait().unwrap();
+    assert_eq!(trust_in(&dir.root(), db.url(), ID_A), json!(0.4), "nothing applied");
+    ok(curator(&dir.root(), db.url(), &args));
+    assert_eq!(trust_in(&dir.root(), db.url(), ID_A), json!(0.3));
+}

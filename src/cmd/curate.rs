@@ -80,16 +80,22 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         Err(CurateError::Store(e @ curator_store::Error::LockTimeout { .. })) => {
             (unapplied_log(&record, &options, LOCK_TIMEOUT_ERROR), Some(e.to_string()))
         }
+        // A database that could not be reached or went away: nothing stands for now (or a
+        // lost commit answer, which the retry reports as already applied).
+        Err(CurateError::Store(e)) if curator_pg::is_unavailable(&e) => {
+            let error = format!("Curator error: {e}");
+            (unapplied_log(&record, &options, &error), Some(e.to_string()))
+        }
         Err(CurateError::Provider(e @ (ProviderError::CallFailed(_) | ProviderError::Empty))) => {
             let error = e.to_string();
             (unapplied_log(&record, &options, &error), Some(error))
         }
         Err(e) => return Err(e.into()),
     };
-    // A retried run was counted the first time: the breaker window must not count it twice.
-    if let Some(key) = args.breaker.as_ref().filter(|_| !log.already_applied && unapplied.is_none())
-    {
-        record_breaker(ctx, store, key, &record)?;
+    // The breaker counts each run once by its id, so a retry records what a curate killed
+    // between applying the run and recording it left out, and nothing more.
+    if let Some(key) = args.breaker.as_ref().filter(|_| unapplied.is_none()) {
+        record_breaker(ctx, store, key, &log.run_id, &record)?;
     }
     if ctx.json {
         output::print_json(&log)?;
@@ -147,18 +153,24 @@ fn outcome_note(log: &MemoryLog) -> String {
 
 /// Feeds the breaker what agent-qa records per finished test (§9): an ablation rerun first, as
 /// a run without memory, then the run itself. A cancelled run is not a pass.
-fn record_breaker(ctx: &Context, store: &dyn Store, key: &str, record: &RunRecord) -> Result<()> {
+fn record_breaker(
+    ctx: &Context,
+    store: &dyn Store,
+    key: &str,
+    run_id: &str,
+    record: &RunRecord,
+) -> Result<()> {
     let config = crate::cmd::breaker::breaker_config(ctx);
+    let mut outcomes = Vec::new();
     // agent-qa reruns a test without memory only with ablation enabled (§8, §9).
     if let Some(ablation) = record.ablation.filter(|_| ctx.config.memory.ablation_enabled) {
-        let passed = ablation == AblationStatus::Passed;
-        Breaker::record_in(store, key, RunOutcome { with_memory: false, passed }, &config)?;
+        outcomes
+            .push(RunOutcome { with_memory: false, passed: ablation == AblationStatus::Passed });
     }
     let with_memory =
         record.steps.iter().any(|s| s.injected.as_ref().is_some_and(|i| !i.is_empty()));
-    let passed = record.status == RunStatus::Passed;
-    let (_, tripped_now) =
-        Breaker::record_in(store, key, RunOutcome { with_memory, passed }, &config)?;
+    outcomes.push(RunOutcome { with_memory, passed: record.status == RunStatus::Passed });
+    let (_, tripped_now, _) = Breaker::record_run_in(store, key, run_id, &outcomes, &config)?;
     if tripped_now {
         eprintln!(
             "  Memory: circuit breaker tripped -- disabling memory injection for remaining tests"

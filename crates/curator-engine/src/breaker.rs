@@ -52,7 +52,17 @@ pub struct BreakerState {
     /// When it tripped (ISO time), for `breaker status`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tripped_at: Option<String>,
+    /// The ids of the newest runs recorded by `curate --breaker` (at most [`RECENT_RUNS`]), so
+    /// a retried curate records a run's outcomes once: a curate killed after its run was
+    /// applied and before its breaker write records them on the retry, and a retry after both
+    /// records nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
 }
+
+/// How many recorded run ids a breaker remembers: far more runs than a harness retries across
+/// (a retry follows its failed attempt), in a file read by every query with a breaker.
+pub const RECENT_RUNS: usize = 256;
 
 /// Failure rates of the two groups of the window.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -206,6 +216,37 @@ impl Breaker {
             let now = curator_core::time::now_iso();
             state.record(outcome, config, &now)
         })
+    }
+
+    /// Records the outcomes of run `run_id` for `key` in one change (an ablation rerun's, then
+    /// the run's own), once per run id: when the breaker already holds the run, nothing is
+    /// recorded and the third value is `true`. Returns the new state and whether this record
+    /// tripped it. Disabled: nothing is recorded.
+    pub fn record_run_in(
+        store: &dyn Store,
+        key: &str,
+        run_id: &str,
+        outcomes: &[RunOutcome],
+        config: &BreakerConfig,
+    ) -> Result<(BreakerState, bool, bool), BreakerError> {
+        if !config.enabled {
+            return Ok((Self::load_in(store, key)?, false, false));
+        }
+        let (state, (tripped, already)) = Self::update(store, key, |state| {
+            if state.runs.iter().any(|r| r == run_id) {
+                return (false, true);
+            }
+            let now = curator_core::time::now_iso();
+            let mut tripped = false;
+            for outcome in outcomes {
+                tripped |= state.record(*outcome, config, &now);
+            }
+            state.runs.push(run_id.to_owned());
+            let excess = state.runs.len().saturating_sub(RECENT_RUNS);
+            state.runs.drain(..excess);
+            (tripped, false)
+        })?;
+        Ok((state, tripped, already))
     }
 
     /// Forgets every outcome of `key` and un-trips it.
@@ -420,5 +461,28 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(Breaker::load(&root, "k").unwrap().window.len(), 40);
+    }
+
+    #[test]
+    fn a_run_is_recorded_once_by_its_id_and_old_ids_are_forgotten() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = FileStore::open(tmp.path(), FileStoreOptions::default()).unwrap();
+        let c = BreakerConfig { window_size: 1000, ..BreakerConfig::default() };
+        let run = |id: &str| Breaker::record_run_in(&store, "k", id, &[B_PASS, M_FAIL], &c);
+        let (s, _, already) = run("r_1").unwrap();
+        assert!(!already && s.window == [B_PASS, M_FAIL] && s.runs == ["r_1"], "{s:?}");
+        let (s, _, already) = run("r_1").unwrap();
+        assert!(already && s.window.len() == 2, "a retry records nothing: {s:?}");
+        for i in 0..RECENT_RUNS {
+            run(&format!("r_x{i}")).unwrap();
+        }
+        let s = Breaker::load_in(&store, "k").unwrap();
+        assert_eq!(s.runs.len(), RECENT_RUNS);
+        assert!(!s.runs.contains(&"r_1".to_owned()), "the oldest id is dropped");
+        // Disabled: nothing is recorded, and nothing is remembered.
+        let off = BreakerConfig { enabled: false, ..c };
+        let (s, tripped, already) =
+            Breaker::record_run_in(&store, "k", "r_2", &[M_FAIL], &off).unwrap();
+        assert!(!tripped && !already && !s.runs.contains(&"r_2".to_owned()));
     }
 }

@@ -42,6 +42,12 @@ pub struct PgOptions {
     pub max_attempts: u32,
     /// Longest wait for a new connection or a free one from the pool.
     pub timeout: Duration,
+    /// Longest wait of a transaction for a lock another session holds (a row, or a run's
+    /// advisory lock): PostgreSQL's `lock_timeout`, set per transaction. When it passes, the
+    /// transaction rolls back and `transact` returns [`Error::LockTimeout`], as the file store
+    /// does when its writer lock is not taken in time (`curatorLockTimeout`). `None` waits as
+    /// long as the holder holds it.
+    pub lock_timeout: Option<Duration>,
 }
 
 impl Default for PgOptions {
@@ -51,6 +57,7 @@ impl Default for PgOptions {
             migrate: true,
             max_attempts: 10,
             timeout: Duration::from_secs(30),
+            lock_timeout: Some(curator_store::LockOptions::DEFAULT_TIMEOUT),
         }
     }
 }
@@ -273,11 +280,25 @@ impl PgStore {
         let tx = self
             .block_on(client.transaction())
             .map_err(|e| Self::db_error("starting a transaction", e))?;
+        if let Some(limit) = self.options.lock_timeout {
+            // SET LOCAL ends with the transaction, so a pooled connection keeps no setting.
+            let set = format!("SET LOCAL lock_timeout = '{}ms'", limit.as_millis().max(1));
+            self.block_on(tx.batch_execute(&set))
+                .map_err(|e| Self::db_error("setting the lock timeout", e))?;
+        }
         let mut ptx = PgTransaction::new(self, tx, run_id);
         let result = ptx.lock_run().and_then(|()| body(&mut ptx));
         let (tx, aborted) = ptx.finish();
         if let Some(aborted) = aborted {
             let _ = self.block_on(tx.rollback());
+            if aborted.lock_timeout {
+                return Err(Error::LockTimeout {
+                    path: format!("{} (a row or run lock another session holds)", self.target)
+                        .into(),
+                    holder: None,
+                    waited: self.options.lock_timeout.unwrap_or_default(),
+                });
+            }
             return Err(aborted.into_error());
         }
         match result {
@@ -299,6 +320,46 @@ pub(crate) fn is_retryable(err: &Error) -> bool {
         return aborted.retryable;
     }
     source.downcast_ref::<tokio_postgres::Error>().is_some_and(is_conflict)
+}
+
+/// Whether `err` says the database could not be reached or went away mid-way (a dropped or
+/// refused connection, a server shutting down or refusing connections, no free connection in
+/// time), so that nothing was applied *for now* and the same call may succeed later — the
+/// failures a harness retries, as it retries a lock timeout. A commit whose answer was lost is
+/// among them; a retried `curate` then finds its run applied, once.
+pub fn is_unavailable(err: &Error) -> bool {
+    let Error::Database { source, .. } = err else { return false };
+    if let Some(aborted) = source.downcast_ref::<Aborted>() {
+        return aborted.unavailable;
+    }
+    if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
+        return driver_unavailable(e);
+    }
+    match source.downcast_ref::<deadpool_postgres::PoolError>() {
+        Some(deadpool_postgres::PoolError::Backend(e)) => driver_unavailable(e),
+        Some(deadpool_postgres::PoolError::Timeout(_)) => true,
+        _ => false,
+    }
+}
+
+/// A driver error of an unreachable or departing server: a closed connection or an I/O
+/// failure, connection exceptions (class 08), `admin_shutdown`, `crash_shutdown`,
+/// `cannot_connect_now` and `too_many_connections`.
+pub(crate) fn driver_unavailable(e: &tokio_postgres::Error) -> bool {
+    use std::error::Error as _;
+    match e.code() {
+        None => e.is_closed() || e.source().is_some_and(|s| s.is::<std::io::Error>()),
+        Some(c) => {
+            c.code().starts_with("08")
+                || [
+                    SqlState::ADMIN_SHUTDOWN,
+                    SqlState::CRASH_SHUTDOWN,
+                    SqlState::CANNOT_CONNECT_NOW,
+                    SqlState::TOO_MANY_CONNECTIONS,
+                ]
+                .contains(c)
+        }
+    }
 }
 
 /// Deadlock or serialization failure.
@@ -376,15 +437,18 @@ impl Store for PgStore {
     }
 
     fn load_session(&self, run_id: &str) -> Result<Option<RunSession>> {
-        let steps = self.session_steps(run_id)?;
+        let Some(steps) = self.session_steps(run_id)? else { return Ok(None) };
         let mut session = RunSession { run_id: run_id.to_owned(), ..RunSession::default() };
         for (step, (ids, probation)) in steps {
+            if ids.is_empty() {
+                continue; // the step's last query injected nothing: no entry, as in the file
+            }
             session.injected.insert(step, ids);
             if let Some(p) = probation {
                 session.probation.insert(step, p);
             }
         }
-        Ok((!session.injected.is_empty()).then_some(session))
+        Ok(Some(session))
     }
 
     fn list_pending(&self, filter: &ListFilter) -> Result<Listing> {
@@ -469,7 +533,12 @@ mod tests {
         assert!(!is_retryable(&Error::NotFound { id: "obs_a".into() }));
         let aborted = |retryable| Error::Database {
             what: "x".into(),
-            source: Box::new(Aborted { retryable, message: "m".into() }),
+            source: Box::new(Aborted {
+                retryable,
+                lock_timeout: false,
+                unavailable: false,
+                message: "m".into(),
+            }),
         };
         assert!(is_retryable(&aborted(true)));
         assert!(!is_retryable(&aborted(false)));

@@ -30,7 +30,8 @@ use curator_store::evidence::{EvidenceQuery, EvidenceView, RunEvidence};
 
 use crate::row::{Derived, RawRow, path_of, refused};
 use crate::sql::{self, Table};
-use crate::store::{PgStore, is_conflict};
+use crate::store::{PgStore, driver_unavailable, is_conflict};
+use tokio_postgres::error::SqlState;
 
 /// Largest observation text written, as the file store's default `max_file_size` (1 MiB).
 const MAX_TEXT: usize = 1 << 20;
@@ -41,6 +42,10 @@ const MAX_TEXT: usize = 1 << 20;
 pub(crate) struct Aborted {
     /// A deadlock or serialization failure: the whole transaction may be tried again.
     pub(crate) retryable: bool,
+    /// A lock wait outlasted the store's `lock_timeout`.
+    pub(crate) lock_timeout: bool,
+    /// The database could not be reached or went away ([`crate::store::is_unavailable`]).
+    pub(crate) unavailable: bool,
     pub(crate) message: String,
 }
 
@@ -122,8 +127,12 @@ impl<'a> PgTransaction<'a> {
     /// Remembers the first driver failure and turns it into the store's error.
     fn checked<T>(&mut self, what: String, r: Result<T, tokio_postgres::Error>) -> Result<T> {
         r.map_err(|e| {
-            self.aborted =
-                Some(Aborted { retryable: is_conflict(&e), message: format!("{what}: {e}") });
+            self.aborted = Some(Aborted {
+                retryable: is_conflict(&e),
+                lock_timeout: e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE),
+                unavailable: driver_unavailable(&e),
+                message: format!("{what}: {e}"),
+            });
             PgStore::db_error(what, e)
         })
     }
