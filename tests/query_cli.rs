@@ -145,6 +145,13 @@ fn run_step_records_the_injection_and_a_later_query_replaces_it() {
         ])
         .expect_code(1);
     assert!(stderr.contains("run"), "{stderr}");
+    // A step index beyond 2^53 - 1 is refused before anything is searched or recorded.
+    let big = (curator_store::MAX_STEP_INDEX + 1).to_string();
+    let args = ["query", "--product", "acme", "--test", TEST, "--run-id", "run-2"];
+    let (_, stderr) =
+        dir.curator(&[&args[..], &["--step-index", &big, "login button"]].concat()).expect_code(1);
+    assert!(stderr.contains("invalid step index 9007199254740992"), "{stderr}");
+    assert!(!dir.root().join(".curator/runs/run-2.json").exists());
 }
 
 #[test]

@@ -204,8 +204,11 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
         return Err(QueryError::MinTrust(opts.min_trust));
     }
     if let Some(run) = &opts.run {
-        // Refuse a bad run id before doing any work, not after the search.
+        // Refuse a bad run id or step before doing any work, not after the search.
         validate_run_id(&run.run_id)?;
+        if run.step > curator_store::MAX_STEP_INDEX {
+            return Err(SessionError::InvalidStep(run.step).into());
+        }
     }
     let scopes = step_selectors(opts.product.as_ref(), opts.test.as_ref(), opts.suite.as_ref());
     if scopes.is_empty() {

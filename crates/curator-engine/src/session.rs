@@ -26,6 +26,9 @@ pub enum SessionError {
         "invalid run id {0:?}: use 1-{MAX_RUN_ID_LEN} characters from A-Z a-z 0-9 . _ -, not starting with '.'"
     )]
     InvalidRunId(String),
+    /// A step index no store can key a step by.
+    #[error("invalid step index {0}: a step index is 0 to {max} (2^53 - 1)", max = curator_store::MAX_STEP_INDEX)]
+    InvalidStep(u64),
     /// The store could not read or write the session (the message names the file or database).
     #[error(transparent)]
     Store(#[from] curator_store::Error),

@@ -29,34 +29,30 @@ impl PgStore {
         ids: &[String],
         probation: Option<&str>,
     ) -> Result<()> {
-        let client = self.client()?;
+        // Every step index `bigint` holds, so no two steps share a row.
+        curator_store::check_step_index(step)?;
         let step_i = i64::try_from(step).unwrap_or(i64::MAX);
+        let client = self.client()?;
+        // A step that injected nothing keeps a row with no ids: the session still exists, as
+        // the file store's session file does, and the run page still finds it.
         let done = self.block_on(async {
-            if ids.is_empty() {
-                client
-                    .execute(
-                        "DELETE FROM run_steps WHERE run_id = $1 AND step = $2",
-                        &[&run_id, &step_i],
-                    )
-                    .await
-            } else {
-                client
-                    .execute(
-                        "INSERT INTO run_steps (run_id, step, injected, probation)
-                         VALUES ($1, $2, $3, $4)
-                         ON CONFLICT (run_id, step)
-                         DO UPDATE SET injected = EXCLUDED.injected,
-                             probation = EXCLUDED.probation, updated_at = now()",
-                        &[&run_id, &step_i, &ids, &probation],
-                    )
-                    .await
-            }
+            client
+                .execute(
+                    "INSERT INTO run_steps (run_id, step, injected, probation)
+                     VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (run_id, step)
+                     DO UPDATE SET injected = EXCLUDED.injected,
+                         probation = EXCLUDED.probation, updated_at = now()",
+                    &[&run_id, &step_i, &ids, &probation],
+                )
+                .await
         });
         done.map(drop).map_err(|e| Self::db_error(format!("recording run {run_id} step {step}"), e))
     }
 
-    /// Step → (injected ids, probation id) of `run_id` (empty when nothing was recorded).
-    pub(crate) fn session_steps(&self, run_id: &str) -> Result<Steps> {
+    /// Step → (injected ids, probation id) of `run_id`, with an empty list for a step whose
+    /// last query injected nothing; `None` when nothing was ever recorded for the run.
+    pub(crate) fn session_steps(&self, run_id: &str) -> Result<Option<Steps>> {
         let client = self.client()?;
         let rows = self
             .block_on(client.query(
@@ -64,10 +60,14 @@ impl PgStore {
                 &[&run_id],
             ))
             .map_err(|e| Self::db_error(format!("reading run {run_id}"), e))?;
-        Ok(rows
-            .iter()
-            .map(|r| (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), (r.get(1), r.get(2))))
-            .collect())
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(
+            rows.iter()
+                .map(|r| (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), (r.get(1), r.get(2))))
+                .collect(),
+        ))
     }
 
     /// Keeps `record` under `run_id`, replacing what was kept before.

@@ -73,6 +73,23 @@ pub fn is_valid_run_id(run_id: &str) -> bool {
         && run_id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// The largest step index a run session takes: JavaScript's largest safe integer, the most a
+/// JSON client (agent-qa among them) can send exactly. Both stores key a step by it, and
+/// PostgreSQL's `bigint` could not hold every `u64`.
+pub const MAX_STEP_INDEX: u64 = (1 << 53) - 1;
+
+/// Refuses a step index above [`MAX_STEP_INDEX`].
+pub fn check_step_index(step: u64) -> Result<()> {
+    if step <= MAX_STEP_INDEX {
+        return Ok(());
+    }
+    Err(Error::InvalidKey {
+        kind: "step index",
+        key: step.to_string(),
+        rule: format!("a step index is 0 to {MAX_STEP_INDEX} (2^53 - 1)"),
+    })
+}
+
 /// Refuses a run id that [`is_valid_run_id`] rejects.
 pub(crate) fn check_run_id(run_id: &str) -> Result<()> {
     if is_valid_run_id(run_id) {

@@ -20,6 +20,31 @@ fn run_steps_replace_and_clear_like_the_file_sessions() {
     );
     pg.record_injection("r_1", 2, &[]).unwrap();
     assert_eq!(pg.load_session("r_1").unwrap().unwrap().injected.len(), 1);
+    // A session whose every step ended up injecting nothing still exists, as its file does:
+    // `None` is only for a run nothing was ever recorded for.
+    pg.record_injection("r_1", 0, &[]).unwrap();
+    let emptied = pg.load_session("r_1").unwrap().expect("the session is still there");
+    assert!(emptied.injected.is_empty() && emptied.probation.is_empty(), "{emptied:?}");
+    let (_dir, file) = crate::util::file_store();
+    file.record_injection("r_1", 0, &["obs_d".into()]).unwrap();
+    file.record_injection("r_1", 0, &[]).unwrap();
+    assert_eq!(file.load_session("r_1").unwrap(), Some(emptied));
+}
+
+#[test]
+fn step_indexes_beyond_what_both_stores_key_exactly_are_refused() {
+    let (_db, pg) = pg_store();
+    let (_dir, file) = crate::util::file_store();
+    let max = curator_store::MAX_STEP_INDEX;
+    for store in [&pg as &dyn Store, &file] {
+        store.record_injection("r_big", max, &["obs_a".into()]).unwrap();
+        for step in [max + 1, 1 << 63, u64::MAX] {
+            let err = store.record_injection("r_big", step, &["obs_b".into()]).unwrap_err();
+            assert!(err.to_string().contains("invalid step index"), "{err}");
+        }
+        let s = store.load_session("r_big").unwrap().unwrap();
+        assert_eq!(s.injected.into_iter().collect::<Vec<_>>(), vec![(max, vec!["obs_a".into()])]);
+    }
 }
 
 #[test]

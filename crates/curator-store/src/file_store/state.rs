@@ -95,6 +95,7 @@ pub(crate) fn record_step(
     ids: &[String],
     probation: Option<&str>,
 ) -> Result<()> {
+    crate::check_step_index(step)?;
     let path = session_path(root, run_id)?;
     let mut session = match load_session(root, run_id)? {
         Some(s) => s,
