@@ -487,3 +487,45 @@ fn auto_review_approves_after_three_passed_probations_and_rejects_a_blamed_propo
     let out = step_query(&store, "r_manual_probe", 0, "Use plonk", options);
     assert!(out.observations.is_empty(), "{out:?}");
 }
+
+#[test]
+fn a_proposal_in_the_first_failed_step_of_a_run_without_ablation_is_rejected_naming_that_step() {
+    let (_t, store) = store();
+    let bad = rules(&store, memo_run("r_bad", "The quibbit panel needs two clicks")).deltas[0]
+        .observation_id
+        .clone();
+    step_query(&store, "r_fail", 0, "Open the page", Some(ALWAYS));
+    let out = step_query(&store, "r_fail", 1, "Use quibbit", Some(ALWAYS));
+    assert!(out.observations.iter().any(|o| o.id == bad && o.probation), "{out:?}");
+    let log = rules(
+        &store,
+        run_record(
+            "r_fail",
+            "failed",
+            json!([{"name": "Open the page", "status": "passed"},
+                   {"name": "Use quibbit", "status": "failed"}]),
+        ),
+    );
+    assert_eq!(log.rejected, 1, "{log:?}");
+    let reject = journal_of(&store, &bad).into_iter().last().unwrap();
+    // Steps are 0-based everywhere, journal reasons included.
+    assert!(
+        reject.reasoning.contains("into step 1, the first failed step"),
+        "{}",
+        reject.reasoning
+    );
+}
+
+#[test]
+fn a_fact_already_waiting_for_review_is_not_proposed_again() {
+    let (_t, store) = store();
+    let first = rules(&store, memo_run("r_one", "The zorvex panel opens to the left"));
+    assert_eq!(first.proposed, 1, "{first:?}");
+    let again = rules(&store, memo_run("r_two", "The zorvex panel opens to the left."));
+    assert_eq!((again.proposed, again.added), (0, 0), "{again:?}");
+    assert!(again.errors.is_empty(), "{again:?}");
+    assert_eq!(queued_ids(&store), [first.deltas[0].observation_id.clone()]);
+    // Another fact is still proposed.
+    let other = rules(&store, memo_run("r_three", "The quibbit panel needs two clicks"));
+    assert_eq!(other.proposed, 1, "{other:?}");
+}

@@ -14,6 +14,7 @@
 
 use std::collections::HashSet;
 
+use curator_core::similarity::{DUPLICATE_THRESHOLD, observation_similarity};
 use curator_core::trust::{self, Contradiction, TrustDeltas};
 use curator_core::{Observation, ObservationId, ScopeName, SuitePlacement, Tier};
 use curator_store::{Action, StoredObservation, Transaction};
@@ -33,6 +34,9 @@ pub(crate) struct ApplyContext<'a> {
     pub(crate) known: &'a HashSet<String>,
     /// Adds go to the review queue (proposals with review on).
     pub(crate) queue_adds: bool,
+    /// The proposals already waiting in the run's scopes (read before the lock): an add that
+    /// restates one is not proposed twice.
+    pub(crate) queued: &'a [StoredObservation],
     /// Apply an `update` or `deprecate` of an id the document already named again, as agent-qa
     /// does (`curator.policy: agent-qa`); otherwise one run moves an observation's trust once
     /// per kind of decision, however often a model repeats it.
@@ -162,6 +166,18 @@ fn add(
         }
         (DecisionScope::Test, _) => (Tier::Tests, r.test.id.clone(), None),
     };
+    // One proposal per fact: the one already waiting is reviewed (or tried on probation) as it
+    // is, as a MEMO repeating an earlier one of its run is dropped.
+    let waiting = ctx.queue_adds
+        && ctx.queued.iter().any(|q| {
+            q.tier == tier
+                && q.scope == scope_name
+                && observation_similarity(content, &q.observation.title, &q.observation.content)
+                    >= DUPLICATE_THRESHOLD
+        });
+    if waiting {
+        return Ok(());
+    }
     let id = crate::review::fresh_id(tx).map_err(|e| processing("add", &e))?;
     let observation = Observation {
         id,

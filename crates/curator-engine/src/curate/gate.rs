@@ -41,10 +41,9 @@ pub(crate) fn reject_failed_step(
     let Some(i) = record.first_failed_step() else { return };
     let Some(raw) = record.steps[i].probation.clone() else { return };
     let Ok(id) = ObservationId::parse(&raw) else { return };
-    let reasoning = format!(
-        "Proposal {raw} was injected on probation into step {}, the first failed step",
-        i + 1
-    );
+    // Steps are named by their 0-based index everywhere, journal reasons included.
+    let reasoning =
+        format!("Proposal {raw} was injected on probation into step {i}, the first failed step");
     let result = queued(tx, &id).and_then(|q| match q {
         Some(stored) => reject(tx, &stored, &reasoning, log),
         None => Ok(()),

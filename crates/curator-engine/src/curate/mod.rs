@@ -164,8 +164,10 @@ pub fn curate(
     // What the run reported is kept before it is applied, so even a run that changes nothing
     // is on record.
     kept_run::keep(store, record, &run_id, &now)?;
+    let queue_adds = provider.proposes() && options.review != ReviewMode::Off;
     let answer = if case == CurateCase::Passed {
         let existing = run_observations(store, record)?;
+        let queued = if queue_adds { run_proposals(store, record)? } else { Vec::new() };
         let answer = provider.decide(&CuratorInput { record, existing: &existing })?;
         log.provider = Some(provider.name().to_owned());
         log.token_usage = answer.token_usage;
@@ -174,7 +176,7 @@ pub fn curate(
             .into_iter()
             .chain(existing.iter().map(|o| o.observation.id.as_str().to_owned()))
             .collect();
-        Some((answer, known))
+        Some((answer, known, queued))
     } else {
         None
     };
@@ -192,8 +194,7 @@ pub fn curate(
         log.evidence = Some(status);
         match (case, options.policy) {
             (CurateCase::Passed, _) => {
-                let Some((answer, known)) = &answer else { return Ok(()) };
-                let queue_adds = provider.proposes() && options.review != ReviewMode::Off;
+                let Some((answer, known, queued)) = &answer else { return Ok(()) };
                 let repeats_count = options.policy == BlamePolicy::AgentQa;
                 let ctx = apply::ApplyContext {
                     record,
@@ -201,6 +202,7 @@ pub fn curate(
                     now: &now,
                     known,
                     queue_adds,
+                    queued,
                     repeats_count,
                 };
                 apply::apply_decisions(tx, &ctx, &answer.decisions, &mut log);
@@ -267,18 +269,39 @@ fn already_applied(
     }
 }
 
-/// Every served observation of the run's product, suite and test, in tier order.
-pub fn run_observations(
-    store: &dyn Store,
-    record: &RunRecord,
-) -> Result<Vec<StoredObservation>, curator_store::Error> {
+/// The run's scopes, in tier order.
+fn run_scopes(record: &RunRecord) -> Vec<(Tier, curator_core::ScopeName)> {
     let mut scopes = vec![(Tier::Products, record.product.clone())];
     if let Some(suite) = &record.suite {
         scopes.push((Tier::Suites, suite.id.clone()));
     }
     scopes.push((Tier::Tests, record.test.id.clone()));
+    scopes
+}
+
+/// The proposals waiting for review in the run's scopes (none for a store without a queue).
+fn run_proposals(
+    store: &dyn Store,
+    record: &RunRecord,
+) -> Result<Vec<StoredObservation>, curator_store::Error> {
     let mut out = Vec::new();
-    for (tier, scope) in scopes {
+    for (tier, scope) in run_scopes(record) {
+        match store.list_pending(&ListFilter { tier: Some(tier), scope: Some(scope) }) {
+            Ok(listing) => out.extend(listing.observations),
+            Err(curator_store::Error::Unsupported { .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Every served observation of the run's product, suite and test, in tier order.
+pub fn run_observations(
+    store: &dyn Store,
+    record: &RunRecord,
+) -> Result<Vec<StoredObservation>, curator_store::Error> {
+    let mut out = Vec::new();
+    for (tier, scope) in run_scopes(record) {
         let listing = store.list(&ListFilter { tier: Some(tier), scope: Some(scope) })?;
         out.extend(listing.observations);
     }
