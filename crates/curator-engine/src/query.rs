@@ -231,65 +231,75 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
         curator_store::Error::Index(e) => QueryError::Index(e),
         e => QueryError::Store(e),
     };
-    // What the run's other steps were given: read once, for the trial slot and probation.
-    let session = match (&opts.run, &opts.probation) {
-        (Some(run), Some(_)) => run_session(store, &run.run_id).map_err(store_error)?,
-        _ => None,
+    // More candidates than the cap when newcomers wait for the run's one trial, so a newcomer
+    // held back leaves room for the next match.
+    let newcomers = opts.run.is_some() && opts.probation.is_some_and(|p| p.newcomers);
+    let ranked = if newcomers {
+        let wide = SearchRequest { max_results: req.max_results.saturating_mul(3), ..req.clone() };
+        store.search(&wide).map_err(store_error)?
+    } else {
+        store.search(&req).map_err(store_error)?
     };
-    let mut slot_taken = false;
-    let mut hits = match (&opts.run, &opts.probation) {
-        (Some(run), Some(probation)) if probation.newcomers => {
-            // More candidates than the cap, so a newcomer held back leaves room for the next.
-            let wide =
-                SearchRequest { max_results: req.max_results.saturating_mul(3), ..req.clone() };
-            let ranked = store.search(&wide).map_err(store_error)?;
-            let admitted =
-                crate::trial::admit(store, ranked, session.as_ref(), run.step, req.max_results)
-                    .map_err(store_error)?;
-            slot_taken = admitted.slot_taken;
-            admitted.hits
-        }
-        _ => store.search(&req).map_err(store_error)?,
+    let Some(run) = &opts.run else {
+        let mut outcome = outcome(ranked);
+        outcome.warnings.clone_from(&opts.warnings);
+        return Ok(outcome);
     };
-    let chosen = match (&opts.run, &opts.probation) {
-        (Some(run), Some(probation)) if !slot_taken => crate::probation::choose(
-            store,
-            &req,
-            &hits,
-            session.as_ref(),
-            &run.run_id,
-            run.step,
-            probation,
-        )
-        .map_err(store_error)?,
-        _ => None,
-    };
-    let probation = chosen.as_ref().map(|(hit, pending)| (hit.id.clone(), *pending));
-    hits.extend(chosen.map(|(hit, _)| hit));
+    // What the run's other steps were given decides the trial slot and probation, and this
+    // step's record is written with no other step of the run recorded in between.
+    let mut decided: Option<(Vec<Hit>, Option<(String, bool)>)> = None;
+    let mut deciding_failed = false;
+    let recorded = store.update_step(&run.run_id, run.step, &mut |session| {
+        let step = decide_step(store, &req, ranked.clone(), session, run, opts.probation.as_ref());
+        let (hits, probation) = step.inspect_err(|_| deciding_failed = true)?;
+        let record = curator_store::StepRecord {
+            ids: hits.iter().map(|h| h.id.clone()).collect(),
+            probation: probation.as_ref().map(|(id, _)| id.clone()),
+        };
+        decided = Some((hits, probation));
+        Ok(record)
+    });
+    match recorded {
+        Err(e) if deciding_failed => return Err(store_error(e)),
+        Err(e) => return Err(QueryError::Session(SessionError::Store(e))),
+        Ok(()) => {}
+    }
+    let (hits, probation) = decided.unwrap_or_default();
     let mut outcome = outcome(hits);
     outcome.warnings.clone_from(&opts.warnings);
     if let (Some(last), Some((_, pending))) = (outcome.observations.last_mut(), &probation) {
         last.probation = true;
         last.pending = *pending;
     }
-    if let Some(run) = &opts.run {
-        let ids: Vec<String> = outcome.observations.iter().map(|o| o.id.clone()).collect();
-        let probation_id = probation.as_ref().map(|(id, _)| id.as_str());
-        store
-            .record_step(&run.run_id, run.step, &ids, probation_id)
-            .map_err(|e| QueryError::Session(SessionError::Store(e)))?;
-    }
     Ok(outcome)
 }
 
-/// The session of `run_id` as recorded so far; `None` when nothing was, or when the store
-/// keeps no sessions.
-fn run_session(store: &dyn Store, run_id: &str) -> curator_store::Result<Option<RunSession>> {
-    match store.load_session(run_id) {
-        Ok(session) => Ok(session),
-        Err(curator_store::Error::Unsupported { .. }) => Ok(None),
-        Err(e) => Err(e),
+/// What `step` of `run` injects, given what the run's other steps were given (`session`): the
+/// ranked matches under the evidence policy's one trial per run, then a probation injection
+/// when the run's slot is still free (with whether it is a queued proposal).
+fn decide_step(
+    store: &dyn Store,
+    req: &SearchRequest,
+    ranked: Vec<Hit>,
+    session: Option<&RunSession>,
+    run: &RunStep,
+    probation: Option<&ProbationOptions>,
+) -> curator_store::Result<(Vec<Hit>, Option<(String, bool)>)> {
+    let Some(options) = probation else { return Ok((ranked, None)) };
+    let (mut hits, slot_taken) = if options.newcomers {
+        let admitted = crate::trial::admit(store, ranked, session, run.step, req.max_results)?;
+        (admitted.hits, admitted.slot_taken)
+    } else {
+        (ranked, false)
+    };
+    if slot_taken {
+        return Ok((hits, None));
     }
+    let chosen =
+        crate::probation::choose(store, req, &hits, session, &run.run_id, run.step, options)?;
+    let probation = chosen.as_ref().map(|(hit, pending)| (hit.id.clone(), *pending));
+    hits.extend(chosen.map(|(hit, _)| hit));
+    Ok((hits, probation))
 }
 
 /// The injection for `hits`, in order.

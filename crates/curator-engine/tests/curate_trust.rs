@@ -529,3 +529,65 @@ fn a_fact_already_waiting_for_review_is_not_proposed_again() {
     let other = rules(&store, memo_run("r_three", "The quibbit panel needs two clicks"));
     assert_eq!(other.proposed, 1, "{other:?}");
 }
+
+#[test]
+fn steps_of_one_run_queried_at_once_lose_no_record_and_share_one_trial() {
+    let (_t, store) = store();
+    let words = ["zorvex", "quibbit", "plonk", "glorp", "snarf", "blick", "trobe", "vrill"];
+    let proven = ["ambit", "cobalt", "dune", "ember", "fjord", "gusto", "hazel", "istle"];
+    for (w, p) in words.iter().zip(proven) {
+        seed_word(&store, &format!("new{w}"), w, 0.5);
+        seed_word(&store, &format!("old{p}"), p, 0.6);
+    }
+    let at_once = |run: &str, words: &[&str]| -> Vec<QueryOutcome> {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = words
+                .iter()
+                .enumerate()
+                .map(|(k, w)| {
+                    let (store, text) = (&store, format!("Use the {w} panel"));
+                    s.spawn(move || step_query(store, run, k as u64, &text, Some(TRIAL)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    };
+    for round in 0..5 {
+        // Proven memory: every step injects its own, and every step's record is kept.
+        let run = format!("r_proven{round}");
+        let outs = at_once(&run, &proven);
+        assert!(outs.iter().all(|o| o.observations.len() == 1), "{outs:?}");
+        let session = store.load_session(&run).unwrap().unwrap();
+        assert_eq!(session.injected.len(), words.len(), "a step's record was lost: {session:?}");
+        // Newcomers: one of the eight steps takes the run's one trial, however they interleave.
+        let run = format!("r_new{round}");
+        let shown: usize = at_once(&run, &words).iter().map(|o| o.observations.len()).sum();
+        assert_eq!(shown, 1, "one unproven observation per run");
+        let session = store.load_session(&run).unwrap().unwrap();
+        assert_eq!(session.injected.values().map(Vec::len).sum::<usize>(), 1, "{session:?}");
+    }
+}
+
+#[test]
+fn a_retried_approve_is_answered_after_a_run_confirmed_the_approved_observation() {
+    let (_t, store) = store();
+    let log = rules(&store, memo_run("r_memo", "The zorvex panel opens to the left"));
+    let proposal = log.deltas[0].observation_id.clone();
+    let queued = curator_core::ObservationId::parse(&proposal).unwrap();
+    let approved = review::approve(&store, &queued, "checked by hand").unwrap();
+    assert!(!approved.already_applied);
+    // A passed run confirms it: its newest journal entry is now the run's confirm.
+    let passed = run_record(
+        "r_after",
+        "passed",
+        json!([{"name": "Use zorvex", "status": "passed", "injected": [proposal]}]),
+    );
+    assert_eq!(rules(&store, passed).confirmed, 1);
+    let again = review::approve(&store, &queued, "checked by hand").unwrap();
+    assert!(again.already_applied && again.run_id == approved.run_id, "{again:?}");
+    // The other decision is still refused: the approval stands.
+    assert!(matches!(
+        review::reject(&store, &queued, "x"),
+        Err(review::ReviewError::NotPending { .. })
+    ));
+}

@@ -437,18 +437,16 @@ impl Store for PgStore {
     }
 
     fn load_session(&self, run_id: &str) -> Result<Option<RunSession>> {
-        let Some(steps) = self.session_steps(run_id)? else { return Ok(None) };
-        let mut session = RunSession { run_id: run_id.to_owned(), ..RunSession::default() };
-        for (step, (ids, probation)) in steps {
-            if ids.is_empty() {
-                continue; // the step's last query injected nothing: no entry, as in the file
-            }
-            session.injected.insert(step, ids);
-            if let Some(p) = probation {
-                session.probation.insert(step, p);
-            }
-        }
-        Ok(Some(session))
+        self.session(run_id)
+    }
+
+    fn update_step(
+        &self,
+        run_id: &str,
+        step: u64,
+        decide: &mut dyn FnMut(Option<&RunSession>) -> Result<curator_store::StepRecord>,
+    ) -> Result<()> {
+        self.update_session_step(run_id, step, decide)
     }
 
     fn list_pending(&self, filter: &ListFilter) -> Result<Listing> {

@@ -39,6 +39,6 @@ pub use run_state::{
     MAX_RUN_ID_LEN, MAX_STEP_INDEX, RunSession, check_step_index, is_valid_run_id,
 };
 pub use store::{
-    Action, ListFilter, Listing, ListingPage, Place, Problem, ProblemKind, Recovered, Store,
-    StoredObservation, Transaction, checked_file_text,
+    Action, ListFilter, Listing, ListingPage, Place, Problem, ProblemKind, Recovered, StepRecord,
+    Store, StoredObservation, Transaction, checked_file_text,
 };

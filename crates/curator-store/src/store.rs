@@ -351,6 +351,28 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         }
     }
 
+    /// Records `step` of `run_id` from what `decide` makes of the session as recorded now:
+    /// `decide` returns the step's ids and the probation id among them, and no other change of
+    /// the run's session comes between its read and this write. So two steps of one run
+    /// queried at once neither lose each other's record nor both take the run's one trial
+    /// (`curator-engine`'s `trial.rs`). The same replacement rules as [`Store::record_step`].
+    /// The default reads, decides and records with nothing held, for stores that keep no
+    /// sessions.
+    fn update_step(
+        &self,
+        run_id: &str,
+        step: u64,
+        decide: &mut dyn FnMut(Option<&RunSession>) -> Result<StepRecord>,
+    ) -> Result<()> {
+        let session = match self.load_session(run_id) {
+            Ok(session) => session,
+            Err(Error::Unsupported { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        let record = decide(session.as_ref())?;
+        self.record_step(run_id, step, &record.ids, record.probation.as_deref())
+    }
+
     /// Pending observations (the review queue) matching `filter`, oldest file name first within
     /// a scope; files that cannot be served are problems, as in [`Store::list`].
     fn list_pending(&self, filter: &ListFilter) -> Result<Listing> {
@@ -532,6 +554,14 @@ pub trait Transaction {
         let _ = query;
         Err(Error::Unsupported { operation: "outcome evidence" })
     }
+}
+
+/// What one query recorded for its step: the ids injected, in order, and the one among them
+/// injected on probation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepRecord {
+    pub ids: Vec<String>,
+    pub probation: Option<String>,
 }
 
 /// The file text a store's `put` writes for `observation` at `path`: the scanner must pass it

@@ -228,3 +228,62 @@ fn two_writers_recording_evidence_at_once_count_every_run_once() {
     assert_eq!(view.of("obs_shared").passed, 4 * 10 + 10);
     assert_eq!(view.baseline("t_x").runs, 50);
 }
+
+/// Eight steps of one run queried at once: every step's record is kept, and one newcomer
+/// takes the run's one trial however the steps interleave (on both stores).
+fn concurrent_steps(store: &(dyn Store + Sync)) {
+    use curator_core::Tier;
+    use curator_store::Action;
+    let words = ["zorvex", "quibbit", "plonk", "glorp", "snarf", "blick", "trobe", "vrill"];
+    let proven = ["ambit", "cobalt", "dune", "ember", "fjord", "gusto", "hazel", "istle"];
+    store
+        .transact(None, &mut |tx| {
+            for (w, p) in words.iter().zip(proven) {
+                let new = observation(w, &format!("The {w} panel behaves"), "Seen.");
+                tx.put(Tier::Products, &scope("acme"), &new, Action::Add, "seed")?;
+                let mut old = observation(p, &format!("The {p} panel behaves"), "Seen.");
+                old.trust = 0.6;
+                tx.put(Tier::Products, &scope("acme"), &old, Action::Add, "seed")?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let trial =
+        ProbationOptions { below_min_trust: true, pending: true, rate: 0.0, newcomers: true };
+    let at_once = |run: &str, words: &[&str]| -> usize {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = words
+                .iter()
+                .enumerate()
+                .map(|(k, w)| {
+                    let text = format!("Use the {w} panel");
+                    s.spawn(move || {
+                        let mut q = QueryOptions::new("acme", "t_x", text).unwrap();
+                        q.run = Some(RunStep { run_id: run.into(), step: k as u64 });
+                        q.probation = Some(trial);
+                        query_in(store, &q).unwrap().observations.len()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        })
+    };
+    for round in 0..3 {
+        let run = format!("r_proven{round}");
+        assert_eq!(at_once(&run, &proven), proven.len());
+        let session = load_session_in(store, &run).unwrap().unwrap();
+        assert_eq!(session.injected.len(), proven.len(), "a step's record was lost: {session:?}");
+        let run = format!("r_new{round}");
+        assert_eq!(at_once(&run, &words), 1, "one unproven observation per run");
+        let session = load_session_in(store, &run).unwrap().unwrap();
+        assert_eq!(session.injected.values().map(Vec::len).sum::<usize>(), 1, "{session:?}");
+    }
+}
+
+#[test]
+fn steps_of_one_run_queried_at_once_lose_no_record_and_share_one_trial_on_both_stores() {
+    let (_dir, files) = file_store();
+    concurrent_steps(&files);
+    let (_db, pg) = pg_store();
+    concurrent_steps(&pg);
+}

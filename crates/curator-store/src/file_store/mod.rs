@@ -457,6 +457,15 @@ impl Store for FileStore {
         state::load_session(&self.root, run_id)
     }
 
+    fn update_step(
+        &self,
+        run_id: &str,
+        step: u64,
+        decide: &mut dyn FnMut(Option<&RunSession>) -> Result<crate::StepRecord>,
+    ) -> Result<()> {
+        state::update_step(&self.root, run_id, step, decide)
+    }
+
     fn keep_run_record(&self, run_id: &str, record: &serde_json::Value) -> Result<()> {
         state::keep_run_record(&self.root, run_id, record)
     }

@@ -18,10 +18,14 @@ use std::time::Duration;
 
 use crate::lock::{LockOptions, acquire_lock};
 use crate::run_state::{RunSession, check_breaker_key, check_run_id};
+use crate::store::StepRecord;
 use crate::{Error, Result, atomic_write};
 
 /// How long a breaker change waits for another process changing the same key.
 const BREAKER_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a step's record waits for another step of the same run being recorded.
+const SESSION_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `<root>/.curator/runs/<run_id>.json`, after checking the id.
 pub(crate) fn session_path(root: &Path, run_id: &str) -> Result<PathBuf> {
@@ -95,17 +99,41 @@ pub(crate) fn record_step(
     ids: &[String],
     probation: Option<&str>,
 ) -> Result<()> {
+    let record = StepRecord { ids: ids.to_vec(), probation: probation.map(str::to_owned) };
+    update_step(root, run_id, step, &mut |_| Ok(record.clone()))
+}
+
+/// Reads the session, asks `decide` and writes its answer for `step`, holding
+/// `.curator/runs/<run_id>.lock` throughout: the steps of one run queried at once each see the
+/// others' records and none is lost (a dead holder's lock is taken over, as the writer
+/// lock's is).
+pub(crate) fn update_step(
+    root: &Path,
+    run_id: &str,
+    step: u64,
+    decide: &mut dyn FnMut(Option<&RunSession>) -> Result<StepRecord>,
+) -> Result<()> {
     crate::check_step_index(step)?;
     let path = session_path(root, run_id)?;
-    let mut session = match load_session(root, run_id)? {
-        Some(s) => s,
-        None if ids.is_empty() => return Ok(()),
-        None => RunSession { run_id: run_id.to_owned(), ..RunSession::default() },
-    };
-    if !session.set_step(step, ids, probation) {
-        return Ok(());
-    }
-    write_json(&path, &session, "run session")
+    let dir = path.parent().unwrap_or(root);
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let guard =
+        acquire_lock(&path.with_extension("lock"), &LockOptions { timeout: SESSION_LOCK_TIMEOUT })?;
+    let result = load_session(root, run_id).and_then(|current| {
+        let record = decide(current.as_ref())?;
+        let mut session = match current {
+            Some(s) => s,
+            None if record.ids.is_empty() => return Ok(()),
+            None => RunSession { run_id: run_id.to_owned(), ..RunSession::default() },
+        };
+        if !session.set_step(step, &record.ids, record.probation.as_deref()) {
+            return Ok(());
+        }
+        write_json(&path, &session, "run session")
+    });
+    let released = guard.release();
+    result?;
+    released
 }
 
 #[cfg(test)]
