@@ -39,9 +39,30 @@ fn main() -> ExitCode {
                 // error too, instead of a decode error on empty output.
                 let _ = output::print_json(&serde_json::json!({ "error": { "message": message } }));
             }
-            ExitCode::from(1)
+            ExitCode::from(if is_lock_timeout(&err) { cmd::curate::UNAPPLIED_EXIT } else { 1 })
         }
     }
+}
+
+/// A write that could not take the lock in time changed nothing: exit 75 ("try again"), as
+/// `curate` does, so a harness retries `add`, `rm`, `undo` and `review` the same way.
+fn is_lock_timeout(err: &anyhow::Error) -> bool {
+    use curator_engine::review::ReviewError;
+    use curator_engine::undo::UndoError;
+    use curator_store::Error;
+    err.chain().any(|cause| {
+        let store = cause
+            .downcast_ref::<Error>()
+            .or_else(|| match cause.downcast_ref::<ReviewError>() {
+                Some(ReviewError::Store(e)) => Some(e),
+                _ => None,
+            })
+            .or_else(|| match cause.downcast_ref::<UndoError>() {
+                Some(UndoError::Store(e)) => Some(e),
+                _ => None,
+            });
+        matches!(store, Some(Error::LockTimeout { .. }))
+    })
 }
 
 /// The error and its causes on one line. Library errors often print their source inside their

@@ -285,6 +285,16 @@ fn a_lock_timeout_is_agent_qas_memory_log_error_and_a_retry_applies_the_run() {
     assert_eq!((log["deprecated"].as_u64(), log["run_id"].as_str()), (Some(0), Some("r_lock")));
     assert!(err.contains("was not applied"), "{err}");
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
+    // Every other write that cannot take the lock in time changes nothing and asks for a
+    // retry the same way (the lock is written again first: agent-qa's rule takes a lock older
+    // than twice the timeout as abandoned).
+    for args in [&["rm", ID_A][..], &["review", "reject", ID_B]] {
+        let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        dir.write(".curator.lock", format!("{{\"pid\":{},\"timestamp\":\"{now}\"}}", holder.id()));
+        let (_, err) = dir.curator(args).expect_code(75);
+        assert!(err.contains("lock held by pid"), "{args:?}: {err}");
+    }
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
 
     holder.kill().unwrap();
     holder.wait().unwrap();

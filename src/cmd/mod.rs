@@ -10,7 +10,7 @@ use crate::context::Context;
 
 mod add;
 mod breaker;
-mod curate;
+pub(crate) mod curate;
 mod eval;
 mod example;
 pub(crate) mod harness;

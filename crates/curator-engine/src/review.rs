@@ -99,9 +99,14 @@ fn decide(
     store.transact(Some(&run_id), &mut |tx| {
         let Some(stored) = tx.pending_get(id)? else {
             // A retry of the decision that took it out of the queue is answered, not refused:
-            // a harness that lost the first answer must not see a failure.
+            // a harness that lost the first answer must not see a failure, even when a run
+            // confirmed the approved observation since. What counts is the id's last change of
+            // the queue (a proposal, an approve or reject, an undo of one), not its last entry.
             let filter = curator_store::JournalFilter { id: Some(id.to_string()), run_id: None };
-            let last = tx.journal(&filter)?.into_iter().last();
+            let last = tx.journal(&filter)?.into_iter().rfind(|e| {
+                e.place == curator_store::Place::Pending
+                    || matches!(e.action, Action::Approve | Action::Reject)
+            });
             outcome = Some(match last.filter(|e| e.action == action) {
                 Some(e) => Ok(ReviewOutcome {
                     run_id: e.run_id.unwrap_or_default(),

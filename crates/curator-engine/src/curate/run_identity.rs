@@ -28,7 +28,7 @@ impl RunRecord {
             .steps
             .iter()
             .map(|s| {
-                json!({
+                let mut step = json!({
                     "name": s.name,
                     "status": s.status,
                     "observation": s.observation,
@@ -37,7 +37,12 @@ impl RunRecord {
                     "sub_actions": s.sub_actions,
                     "healing_attempts": s.healing_attempts,
                     "injected": s.injected_ids(),
-                })
+                });
+                // Only when present, so the ids of records without it stay what they were.
+                if let Some(p) = &s.probation {
+                    step["probation"] = json!(p);
+                }
+                step
             })
             .collect();
         json!({
@@ -89,5 +94,10 @@ mod tests {
         ] {
             assert_ne!(RunRecord::from_json(&changed).unwrap().content_run_id(), base, "{changed}");
         }
+        // The probation id too: it decides whether a failure rejects a proposal.
+        let shown = RECORD.replace("\"injected\":[]", "\"injected\":[\"obs_x\"]");
+        let on_probation = shown.replace("\"injected\"", "\"probation\":\"obs_x\",\"injected\"");
+        let id = |text: &str| RunRecord::from_json(text).unwrap().content_run_id();
+        assert_ne!(id(&shown), id(&on_probation));
     }
 }
