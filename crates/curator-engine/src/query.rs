@@ -247,7 +247,7 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
     };
     // What the run's other steps were given decides the trial slot and probation, and this
     // step's record is written with no other step of the run recorded in between.
-    let mut decided: Option<(Vec<Hit>, Option<(String, bool)>)> = None;
+    let mut decided: Option<StepInjection> = None;
     let mut deciding_failed = false;
     let recorded = store.update_step(&run.run_id, run.step, &mut |session| {
         let step = decide_step(store, &req, ranked.clone(), session, run, opts.probation.as_ref());
@@ -274,6 +274,10 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
     Ok(outcome)
 }
 
+/// What a step injects, in order, and the id injected on probation with whether it is a queued
+/// proposal.
+type StepInjection = (Vec<Hit>, Option<(String, bool)>);
+
 /// What `step` of `run` injects, given what the run's other steps were given (`session`): the
 /// ranked matches under the evidence policy's one trial per run, then a probation injection
 /// when the run's slot is still free (with whether it is a queued proposal).
@@ -284,7 +288,7 @@ fn decide_step(
     session: Option<&RunSession>,
     run: &RunStep,
     probation: Option<&ProbationOptions>,
-) -> curator_store::Result<(Vec<Hit>, Option<(String, bool)>)> {
+) -> curator_store::Result<StepInjection> {
     let Some(options) = probation else { return Ok((ranked, None)) };
     let (mut hits, slot_taken) = if options.newcomers {
         let admitted = crate::trial::admit(store, ranked, session, run.step, req.max_results)?;
