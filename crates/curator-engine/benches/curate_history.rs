@@ -7,10 +7,10 @@
 //! ```
 //!
 //! A real file store in a temporary root: 1,000 product observations, a history of `N`
-//! curated runs (0, 1,000, 10,000, 30,000), each of them a real `curate` of a passed 5-step run
+//! curated runs (0, 1,000, 10,000, 30,000 unless `CURATOR_BENCH_RUNS` lists others), each of them a real `curate` of a passed 5-step run
 //! that confirms the observations injected into it (so the journal holds file texts as well as
 //! evidence, as in production). Measured at each size, in process: `curate` of a new passed run
-//! (the rules provider confirms its two injections) and of a new failed run whose ablation
+//! (the rules provider confirms its ten injections) and of a new failed run whose ablation
 //! rerun passed (the evidence policy's blame), alternating call by call.
 
 use std::io::Write;
@@ -21,40 +21,11 @@ use curator_engine::providers::RulesProvider;
 use curator_store::{FileStore, FileStoreOptions};
 use serde_json::json;
 
-const OBSERVATIONS: usize = 1_000;
+mod fixture;
+
+use fixture::{OBSERVATIONS, id, percentile, seed};
+
 const CALLS: usize = 40;
-
-fn word(i: usize) -> String {
-    let letters = b"bdfgklmnprstvz";
-    let mut s = String::from("w");
-    let mut n = i;
-    for _ in 0..4 {
-        s.push(letters[n % letters.len()] as char);
-        n /= letters.len();
-    }
-    s
-}
-
-fn id(i: usize) -> String {
-    let w = format!("bench{}", word(i));
-    format!("obs_{}", [w.as_str(); 10].join("-"))
-}
-
-fn seed(root: &std::path::Path) {
-    let dir = root.join("products/acme");
-    std::fs::create_dir_all(&dir).unwrap();
-    for i in 0..OBSERVATIONS {
-        let text = format!(
-            "---\nid: {}\ntitle: The {} control needs a second click\ntrust: 0.7\n\
-             created: 2026-04-10T12:00:00.000Z\nlast_confirmed: 2026-04-10T12:00:00.000Z\n\
-             confirmed_count: 0\ncontradicted_count: 0\nsource_test: t_bench\n---\nSeen.\n",
-            id(i),
-            word(i)
-        );
-        curator_core::codec::parse_observation(&text, &id(i)).expect("agent-qa's format");
-        std::fs::write(dir.join(format!("{}.md", id(i))), text).unwrap();
-    }
-}
 
 /// A 5-step run of `t_bench` injecting two observations per step; `failed` fails its last
 /// step and carries an ablation rerun that passed.
@@ -85,15 +56,10 @@ fn curate_one(store: &FileStore, run: &str, n: usize, failed: bool) -> Duration 
     took
 }
 
-fn percentile(xs: &mut [Duration], p: f64) -> Duration {
-    xs.sort_unstable();
-    xs[((xs.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn main() {
     let tmp = tempfile::tempdir().unwrap();
     FileStore::init(tmp.path()).unwrap();
-    seed(tmp.path());
+    seed(tmp.path(), |_| "0.7");
     let store = FileStore::open(tmp.path(), FileStoreOptions::default()).unwrap();
     let sizes: Vec<usize> = std::env::var("CURATOR_BENCH_RUNS")
         .map(|s| s.split(',').map(|n| n.trim().parse().unwrap()).collect())

@@ -16,48 +16,16 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use curator_core::ObservationId;
 use curator_engine::probation::ProbationOptions;
 use curator_engine::{QueryOptions, RunStep, query_in};
 use curator_store::evidence::{RunEvidence, StepEvidence};
 use curator_store::{FileStore, FileStoreOptions, Store};
 
-const OBSERVATIONS: usize = 1_000;
+mod fixture;
+
+use fixture::{OBSERVATIONS, id, percentile, seed, word};
+
 const CALLS: usize = 300;
-
-fn word(i: usize) -> String {
-    let letters = b"bdfgklmnprstvz";
-    let mut s = String::from("w");
-    let mut n = i;
-    for _ in 0..4 {
-        s.push(letters[n % letters.len()] as char);
-        n /= letters.len();
-    }
-    s
-}
-
-fn id(i: usize) -> String {
-    let w = format!("bench{}", word(i));
-    format!("obs_{}", [w.as_str(); 10].join("-"))
-}
-
-fn seed(root: &std::path::Path) {
-    let dir = root.join("products/acme");
-    std::fs::create_dir_all(&dir).unwrap();
-    for i in 0..OBSERVATIONS {
-        let trust = if i % 2 == 0 { "0.5" } else { "0.7" };
-        let text = format!(
-            "---\nid: {}\ntitle: The {} control needs a second click\ntrust: {trust}\n\
-             created: 2026-04-10T12:00:00.000Z\nlast_confirmed: 2026-04-10T12:00:00.000Z\n\
-             confirmed_count: 0\ncontradicted_count: 0\nsource_test: t_bench\n---\nSeen.\n",
-            id(i),
-            word(i)
-        );
-        curator_core::codec::parse_observation(&text, &id(i)).expect("agent-qa's format");
-        std::fs::write(dir.join(format!("{}.md", id(i))), text).unwrap();
-    }
-    ObservationId::parse(&id(0)).unwrap();
-}
 
 fn record_runs(store: &FileStore, from: usize, to: usize) {
     for chunk in (from..to).collect::<Vec<_>>().chunks(500) {
@@ -97,15 +65,10 @@ fn step(store: &FileStore, run: &str, step: u64, text: String, newcomers: bool) 
     took
 }
 
-fn percentile(xs: &mut [Duration], p: f64) -> Duration {
-    xs.sort_unstable();
-    xs[((xs.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn main() {
     let tmp = tempfile::tempdir().unwrap();
     FileStore::init(tmp.path()).unwrap();
-    seed(tmp.path());
+    seed(tmp.path(), |i| if i % 2 == 0 { "0.5" } else { "0.7" });
     let store = FileStore::open(tmp.path(), FileStoreOptions::default()).unwrap();
     // Steps 0-3 of the measured runs name two words each: a newcomer and a confirmed one.
     let text = |k: usize| format!("Use the {} and {} controls", word(2 * k), word(2 * k + 1));
