@@ -171,3 +171,55 @@ fn threads_submitting_one_run_at_once_apply_it_once() {
     assert_eq!(trust(&store, &a), 0.55);
     assert_eq!(get(&store, &a).unwrap().observation.confirmed_count, 3);
 }
+
+/// A long history, summarized by the file store's journal checkpoint: retries, undo and the
+/// outcome evidence answer exactly as they do from the whole journal.
+#[test]
+fn a_long_history_read_through_the_journal_checkpoint_answers_as_the_whole_journal() {
+    let tmp = tempfile::tempdir().unwrap();
+    curator_store::FileStore::init(tmp.path()).unwrap();
+    let open = || curator_store::FileStore::open(tmp.path(), Default::default()).unwrap();
+    let store = open();
+    // A large body makes every confirm journal a large text, so a few runs pass the size at
+    // which the checkpoint is written.
+    let a = id("alpha");
+    let body = "Appears late. ".repeat(20_000);
+    seed(&store, Tier::Products, "acme", &observation(&a, "Login: modal", &body, 0.1));
+    let checkpoint = tmp.path().join(".curator/journal.checkpoint.json");
+    let mut n = 0;
+    while !checkpoint.exists() || n < 8 {
+        n += 1;
+        let mut r =
+            record("passed", json!([{"name": "Log in", "status": "passed", "injected": [a]}]));
+        r["run_id"] = json!(format!("r_{n}"));
+        assert_eq!(run(&store, &r, &confirm(&a)).confirmed, 1);
+        assert!(n < 40, "no checkpoint after {n} runs");
+    }
+    let answers = |store: &dyn Store| {
+        let mut out = Vec::new();
+        for k in 1..=n {
+            let mut r =
+                record("passed", json!([{"name": "Log in", "status": "passed", "injected": [a]}]));
+            r["run_id"] = json!(format!("r_{k}"));
+            let filter = JournalFilter { id: None, run_id: Some(format!("r_{k}")) };
+            out.push(format!("{k}: {}", store.journal(&filter).unwrap().len()));
+        }
+        let query = EvidenceQuery { ids: vec![a.clone()], tests: vec!["t_login".into()] };
+        out.push(format!("{:?}", store.evidence(&query).unwrap()));
+        out
+    };
+    let through_checkpoint = answers(&store);
+    // A retry of an early run (before the checkpoint's end) is answered as applied.
+    let mut first =
+        record("passed", json!([{"name": "Log in", "status": "passed", "injected": [a]}]));
+    first["run_id"] = json!("r_1");
+    let before = trust(&store, &a);
+    assert!(run(&store, &first, &confirm(&a)).already_applied);
+    // Undo of an early run finds its entries through the checkpoint and reverts them.
+    undo(&store, &format!("r_{n}")).unwrap();
+    assert!(trust(&store, &a) < before);
+    let after_undo = answers(&store);
+    std::fs::remove_file(&checkpoint).unwrap();
+    assert_eq!(answers(&open()), after_undo, "the whole journal says the same");
+    assert_ne!(through_checkpoint, after_undo, "the undo retracted run {n}'s evidence");
+}

@@ -33,6 +33,7 @@ use curator_core::ObservationSnapshot;
 use crate::evidence::{EvidenceBook, RunEvidence};
 use crate::store::{Action, Place, StoredObservation};
 use crate::{Error, Result};
+use checkpoint::Checkpoint;
 
 /// One journaled mutation.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -245,12 +246,16 @@ fn parse_line(line: &[u8]) -> std::result::Result<Line, serde_json::Error> {
 #[derive(Debug, Clone)]
 pub(crate) struct Journal {
     path: PathBuf,
+    checkpoint: std::sync::Arc<checkpoint::Cache>,
 }
 
 impl Journal {
     /// `<root>/.curator/journal.jsonl`.
     pub(crate) fn for_root(root: &Path) -> Self {
-        Journal { path: root.join(".curator").join("journal.jsonl") }
+        Journal {
+            path: root.join(".curator").join("journal.jsonl"),
+            checkpoint: Default::default(),
+        }
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -337,41 +342,97 @@ impl Journal {
     }
 
     /// As [`Journal::read`], plus the entries of the open transaction `own` (the caller's own,
-    /// under the lock: a transaction sees its own changes).
+    /// under the lock: a transaction sees its own changes). The entries of one run (the
+    /// curator's "already applied?" check) come from the checkpoint's list of where they are
+    /// and the journal's tail after it, when the checkpoint holds (`checkpoint.rs`).
     pub(crate) fn read_including(
         &self,
         filter: &JournalFilter,
         own: Option<&str>,
     ) -> Result<Vec<JournalEntry>> {
-        self.read_where(&filter.needles(), &|e| filter.matches(e), own)
+        let keep = |e: &JournalEntry| filter.matches(e);
+        if let (None, Some(run)) = (&filter.id, &filter.run_id)
+            && let Some(cp) = Checkpoint::load(&self.path, &self.checkpoint)
+        {
+            let mut entries = self.entries_at(cp.runs.get(run).map_or(&[][..], Vec::as_slice))?;
+            entries.retain(keep);
+            let tail = self.scan(cp.len, &filter.needles(), &keep, own)?;
+            entries.extend(tail.into_iter().map(|(_, e)| e));
+            return Ok(entries);
+        }
+        Ok(self.scan(0, &filter.needles(), &keep, own)?.into_iter().map(|(_, e)| e).collect())
     }
 
-    /// Committed entries (and `own`'s) whose line holds every one of `needles` and that pass
-    /// `keep`, oldest first.
-    fn read_where(
+    /// The entries whose lines start at `offsets` (a checkpoint's: committed, before its end).
+    fn entries_at(&self, offsets: &[u64]) -> Result<Vec<JournalEntry>> {
+        if offsets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let io = |e| Error::io(&self.path, e);
+        let mut file = std::io::BufReader::new(fs::File::open(&self.path).map_err(io)?);
+        let mut entries = Vec::with_capacity(offsets.len());
+        let mut line = Vec::new();
+        for &offset in offsets {
+            file.seek(SeekFrom::Start(offset)).map_err(io)?;
+            line.clear();
+            std::io::BufRead::read_until(&mut file, b'\n', &mut line).map_err(io)?;
+            let bad = |reason: String| Error::Journal {
+                path: self.path.clone(),
+                line: self.line_number_at(offset).unwrap_or(0),
+                reason,
+            };
+            match parse_line(line.strip_suffix(b"\n").unwrap_or(&line)) {
+                Ok(Line::Entry(entry)) => entries.push(*entry),
+                Ok(Line::End(_)) => return Err(bad("the checkpoint names an end marker".into())),
+                Err(e) => return Err(bad(e.to_string())),
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Committed entries (and `own`'s) from byte `from` on (the start of a line, after which
+    /// no transaction begun earlier ends) whose line holds every one of `needles` and that
+    /// pass `keep`, oldest first, each with the offset its line starts at.
+    fn scan(
         &self,
+        from: u64,
         needles: &[Vec<u8>],
         keep: &dyn Fn(&JournalEntry) -> bool,
         own: Option<&str>,
-    ) -> Result<Vec<JournalEntry>> {
-        let text = match fs::read(&self.path) {
-            Ok(bytes) => bytes,
+    ) -> Result<Vec<(u64, JournalEntry)>> {
+        let text = match fs::File::open(&self.path) {
+            Ok(mut file) => {
+                // Sized up front: a read of the whole journal must not grow its buffer step
+                // by step.
+                let size = file.metadata().map_or(0, |m| m.len().saturating_sub(from));
+                let mut text = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+                file.seek(SeekFrom::Start(from))
+                    .and_then(|_| file.read_to_end(&mut text))
+                    .map_err(|e| Error::io(&self.path, e))?;
+                text
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(&self.path, e)),
         };
+        // The 1-based number of the line at `start` of `text`, for an error.
+        let number = |i: usize, start: usize| -> usize {
+            if from == 0 { i + 1 } else { self.line_number_at(from + start as u64).unwrap_or(0) }
+        };
         let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
         let mut entries = Vec::new();
-        // End markers are only looked at for the transactions of the entries kept.
-        let mut markers: Vec<(usize, &[u8])> = Vec::new();
+        // End markers are only looked at for the transactions of the entries kept; each is
+        // kept with its line's index and start, numbered only if it turns out bad.
+        let mut markers: Vec<(usize, usize, &[u8])> = Vec::new();
         let mut start = 0;
         for (i, end) in memchr::memchr_iter(b'\n', &text).enumerate() {
             let line = &text[start..end];
+            let line_start = start;
             start = end + 1;
             if line.is_empty() {
                 continue;
             }
             if line.starts_with(MARKER_PREFIX) {
-                markers.push((i + 1, line));
+                markers.push((i, line_start, line));
                 continue;
             }
             if !finders.iter().all(|f| f.find(line).is_some()) {
@@ -380,14 +441,14 @@ impl Journal {
             match parse_line(line) {
                 Ok(Line::Entry(entry)) => {
                     if keep(&entry) {
-                        entries.push(*entry);
+                        entries.push((from + line_start as u64, *entry));
                     }
                 }
-                Ok(Line::End(_)) => markers.push((i + 1, line)),
+                Ok(Line::End(_)) => markers.push((i, line_start, line)),
                 Err(e) => {
                     return Err(Error::Journal {
                         path: self.path.clone(),
-                        line: i + 1,
+                        line: number(i, line_start),
                         reason: e.to_string(),
                     });
                 }
@@ -398,9 +459,9 @@ impl Journal {
             // it counts for nothing even if it parses; the rest is intact.
             tracing::warn!(path = %self.path.display(), "ignoring a torn last journal line");
         }
-        let needed: HashSet<&str> = entries.iter().filter_map(|e| e.txn.as_deref()).collect();
+        let needed: HashSet<&str> = entries.iter().filter_map(|(_, e)| e.txn.as_deref()).collect();
         let mut ends: HashMap<String, End> = HashMap::new();
-        for (number, line) in markers {
+        for (i, line_start, line) in markers {
             if marker_txn(line).is_some_and(|txn| !needed.contains(txn)) {
                 continue;
             }
@@ -412,13 +473,13 @@ impl Journal {
                 Err(e) => {
                     return Err(Error::Journal {
                         path: self.path.clone(),
-                        line: number,
+                        line: number(i, line_start),
                         reason: e.to_string(),
                     });
                 }
             }
         }
-        entries.retain(|e| match e.txn.as_deref() {
+        entries.retain(|(_, e)| match e.txn.as_deref() {
             None => true,
             Some(txn) => ends.get(txn) == Some(&End::Commit) || own == Some(txn),
         });
@@ -428,20 +489,58 @@ impl Journal {
     /// Reads every line (keeping none): the first line that is neither an entry nor a marker
     /// is an error naming it.
     pub(crate) fn check(&self) -> Result<()> {
-        self.read_where(&[], &|_| false, None).map(drop)
+        self.scan(0, &[], &|_| false, None).map(drop)
     }
 
     /// Every run's outcome evidence that counts: the [`Action::Evidence`] and
     /// [`Action::Retract`] entries of committed transactions (and of `own`, the caller's open
-    /// one), folded in journal order. Only lines holding an `"evidence":` key are parsed.
+    /// one), folded in journal order: the checkpoint's book and the tail after it when the
+    /// checkpoint holds, else the whole journal. Only lines holding an `"evidence":` key are
+    /// parsed.
     pub(crate) fn evidence(&self, own: Option<&str>) -> Result<EvidenceBook> {
-        let mut book = EvidenceBook::default();
-        for entry in self.read_where(&[b"\"evidence\":".to_vec()], &|_| true, own)? {
+        let (mut book, from) = match Checkpoint::load(&self.path, &self.checkpoint) {
+            Some(cp) => (cp.evidence.clone(), cp.len),
+            None => (EvidenceBook::default(), 0),
+        };
+        for (_, entry) in self.scan(from, &[b"\"evidence\":".to_vec()], &|_| true, own)? {
             if let Some(run) = &entry.evidence {
                 book.apply(entry.action, run);
             }
         }
         Ok(book)
+    }
+
+    /// Folds the journal's tail into its checkpoint when the tail has grown as large as the
+    /// checkpoint itself (`checkpoint.rs`). Call only under the writer lock, right after a
+    /// transaction ended; a journal that ends in an open transaction is left alone.
+    pub(crate) fn refresh_checkpoint(&self) -> Result<()> {
+        let len = match fs::metadata(&self.path) {
+            Ok(meta) => meta.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(&self.path, e)),
+        };
+        let mut cp = match Checkpoint::load(&self.path, &self.checkpoint) {
+            Some(cp) => Checkpoint::clone(&cp),
+            None => Checkpoint::empty(),
+        };
+        let size = Checkpoint::size_on_disk(&self.path);
+        if !Checkpoint::worth_rewriting(len.saturating_sub(cp.len), size)
+            || !self.open_transactions()?.is_empty()
+        {
+            return Ok(());
+        }
+        for (offset, entry) in self.scan(cp.len, &[], &|_| true, None)? {
+            if offset >= len {
+                break;
+            }
+            if let Some(run) = &entry.evidence {
+                cp.evidence.apply(entry.action, run);
+            }
+            if let Some(run_id) = entry.run_id {
+                cp.runs.entry(run_id).or_default().push(offset);
+            }
+        }
+        cp.save(&self.path, len)
     }
 
     /// The transactions that were begun and never ended, oldest first: the trailing entries
@@ -538,5 +637,6 @@ fn group(entries: Vec<JournalEntry>) -> Vec<OpenTransaction> {
     out
 }
 
+mod checkpoint;
 #[cfg(test)]
 mod tests;

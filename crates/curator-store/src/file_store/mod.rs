@@ -368,7 +368,14 @@ impl Store for FileStore {
             }
             let mut tx = FileTransaction::new(self, run_id);
             let result = body(&mut tx);
-            tx.finish(result)
+            let finished = tx.finish(result);
+            if finished.is_ok()
+                && let Err(e) = self.journal.refresh_checkpoint()
+            {
+                // Derived data: the journal is read whole until a later writer succeeds.
+                tracing::warn!("journal checkpoint not refreshed: {e}");
+            }
+            finished
         });
         let released = guard.release();
         match (result, released) {

@@ -238,3 +238,99 @@ fn an_unterminated_last_line_counts_for_nothing_even_when_it_parses() {
     assert!(journal.read(&JournalFilter::default()).unwrap().is_empty());
     assert_eq!(journal.open_transactions().unwrap().len(), 1);
 }
+
+/// A run's evidence entry: one step into which `id` was injected.
+fn evidence(run: &str, txn: &str, id: &str, action: Action) -> JournalEntry {
+    let step = crate::evidence::StepEvidence {
+        status: "failed".into(),
+        injected: vec![id.into()],
+        probation: None,
+    };
+    let run_evidence = RunEvidence {
+        run_id: run.into(),
+        time: "2026-04-10T12:00:00.000Z".into(),
+        test: "t_x".into(),
+        status: "failed".into(),
+        ablation: None,
+        steps: vec![step],
+    };
+    let mut e = JournalEntry::evidence_change(Some(run.into()), &run_evidence, action);
+    e.txn = Some(txn.into());
+    e
+}
+
+/// A committed transaction of run `run` changing `id` with a large file text (so a few of
+/// them make the checkpoint worth writing), with its evidence.
+fn applied(journal: &Journal, run: &str, txn: &str, id: &str, end_as: End) {
+    let mut change = JournalEntry { txn: Some(txn.into()), ..entry(id, Some(run)) };
+    change.after_file = Some(format!("---\nid: {id}\n---\n{}\n", "x".repeat(400_000)));
+    journal.append(&change).unwrap();
+    journal.append(&evidence(run, txn, id, Action::Evidence)).unwrap();
+    journal.append_end(&EndMarker { run_id: Some(run.into()), ..end(end_as, txn) }).unwrap();
+}
+
+/// What the curator asks of the journal, read through `journal`'s checkpoint when it holds.
+fn answers(journal: &Journal) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in ["r0", "r1", "r2", "r3", "undo:r1"] {
+        let filter = JournalFilter { id: None, run_id: Some(run.into()) };
+        let entries = journal.read(&filter).unwrap();
+        out.push(format!(
+            "{run}: {:?}",
+            entries.iter().map(|e| (&e.id, e.action)).collect::<Vec<_>>()
+        ));
+    }
+    let book = journal.evidence(None).unwrap();
+    out.push(format!("{:?} {:?} {:?}", book.runs, book.observations, book.tests));
+    out
+}
+
+#[test]
+fn the_checkpoint_answers_as_the_whole_journal_does_and_is_dropped_when_the_journal_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&entry("obs_legacy", Some("r0"))).unwrap();
+    applied(&journal, "r1", "t1", "obs_a", End::Commit);
+    applied(&journal, "r2", "t2", "obs_b", End::Rollback);
+    applied(&journal, "r3", "t3", "obs_c", End::Commit);
+    let checkpoint = checkpoint::path_for(journal.path());
+    assert!(!checkpoint.exists());
+    let whole = answers(&journal);
+    journal.refresh_checkpoint().unwrap();
+    assert!(checkpoint.exists(), "the tail is worth a checkpoint");
+    let cp = Checkpoint::load(journal.path(), &Default::default()).unwrap();
+    assert_eq!(cp.len, fs::metadata(journal.path()).unwrap().len());
+    assert_eq!(cp.runs.keys().collect::<Vec<_>>(), ["r0", "r1", "r3"], "rolled back: left out");
+    assert_eq!(answers(&journal), whole);
+    // Later changes come from the tail: an undo of r1 retracts its evidence, a new run adds.
+    journal
+        .append(&JournalEntry { txn: Some("t4".into()), ..entry("obs_a", Some("undo:r1")) })
+        .unwrap();
+    journal.append(&evidence("r1", "t4", "obs_a", Action::Retract)).unwrap();
+    journal.append_end(&end(End::Commit, "t4")).unwrap();
+    applied(&journal, "r1", "t5", "obs_a", End::Commit);
+    let fresh = Journal::for_root(dir.path());
+    let with_checkpoint = answers(&fresh);
+    fs::rename(&checkpoint, dir.path().join("aside.json")).unwrap();
+    assert_eq!(answers(&Journal::for_root(dir.path())), with_checkpoint, "tail folded right");
+    fs::rename(dir.path().join("aside.json"), &checkpoint).unwrap();
+    // A journal cut by hand before the checkpoint's end: the checkpoint no longer holds.
+    let text = fs::read(journal.path()).unwrap();
+    let cut = text.len() / 3;
+    let cut = text[..cut].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    fs::write(journal.path(), &text[..cut]).unwrap();
+    assert!(Checkpoint::load(journal.path(), &Default::default()).is_none());
+    let after_cut = answers(&Journal::for_root(dir.path()));
+    fs::remove_file(&checkpoint).unwrap();
+    assert_eq!(answers(&Journal::for_root(dir.path())), after_cut);
+    // A journal replaced by another as long, differing where the checkpoint ends: not the
+    // same prefix either.
+    fs::write(journal.path(), &text).unwrap();
+    journal.refresh_checkpoint().unwrap();
+    assert!(Checkpoint::load(journal.path(), &Default::default()).is_some());
+    let mut other = text.clone();
+    let marker = memchr::memmem::rfind(&other, b"\"t5\"").unwrap();
+    other[marker + 1] = b'9';
+    fs::write(journal.path(), &other).unwrap();
+    assert!(Checkpoint::load(journal.path(), &Default::default()).is_none());
+}
