@@ -150,6 +150,9 @@ impl From<SessionError> for ApiError {
             SessionError::InvalidRunId(_) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "invalid_run_id", e.to_string())
             }
+            SessionError::InvalidStep(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "invalid_step_index", e.to_string())
+            }
             SessionError::Store(s) => s.into(),
             other => ApiError::internal(other.to_string()),
         }

@@ -155,6 +155,8 @@ async fn run_routes_refuse_bad_ids_records_and_decisions() {
     let q = json!({"product": PRODUCT, "test": TEST_ID, "text": "x"});
     json(&app, "POST", "/api/v1/runs/r_x/steps/first/query", &q).await.error(400, "bad_request");
     json(&app, "POST", "/api/v1/runs/.x/steps/0/query", &q).await.error(400, "invalid_run_id");
+    let beyond = format!("/api/v1/runs/r_x/steps/{}/query", curator_store::MAX_STEP_INDEX + 1);
+    json(&app, "POST", &beyond, &q).await.error(400, "invalid_step_index");
     let record = json!({"run_id": "r_other", "product": PRODUCT, "test": {"id": TEST_ID, "name": "t"}, "status": "passed", "steps": []});
     let m = json(&app, "POST", "/api/v1/runs/r_x/finish", &json!({"record": record}))
         .await
