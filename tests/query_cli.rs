@@ -454,3 +454,19 @@ fn one_step_per_eval_class_through_the_binary() {
         assert_eq!(example_titles(&dir, "terms", step), expected, "{class}: {step:?}");
     }
 }
+
+/// A step query killed while it held its run's session lock leaves the lock file; the next
+/// step of the run takes it over (its holder is dead) and records normally.
+#[test]
+fn a_run_session_lock_left_by_a_killed_query_is_taken_over() {
+    let dir = seeded("query-dead-session-lock");
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    dir.write(".curator/runs/run-k.lock", format!("{{\"pid\":{pid},\"timestamp\":\"{now}\"}}"));
+    let args = ["query", "--product", "acme", "--test", TEST, "--run-id", "run-k"];
+    dir.curator(&[&args[..], &["--step-index", "0", "login button"]].concat()).stdout();
+    assert!(dir.read(".curator/runs/run-k.json").contains(ID_A));
+    assert!(!dir.root().join(".curator/runs/run-k.lock").exists(), "released after use");
+}
