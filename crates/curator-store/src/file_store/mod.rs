@@ -420,23 +420,26 @@ impl Store for FileStore {
     /// cannot be used at all (a read-only root, a broken index that cannot be recreated) is not
     /// the reason a query fails: the same search runs over an in-RAM index of those folders.
     fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
-        let cached = self.search_index.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let index = match cached {
-            Some(index) => index,
+        // The first searches of a store open (or rebuild) the index one at a time: two threads
+        // rebuilding at once would each move the other's new index folder aside mid-search.
+        let mut slot = self.search_index.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = match slot.as_ref() {
+            Some(index) => Arc::clone(index),
             None => match MemoryIndex::open(&self.root) {
                 Ok(index) => {
                     let index = Arc::new(index.watching());
-                    *self.search_index.lock().unwrap_or_else(PoisonError::into_inner) =
-                        Some(Arc::clone(&index));
+                    *slot = Some(Arc::clone(&index));
                     index
                 }
                 Err(IndexError::Io { path, source }) => return Err(Error::io(path, source)),
                 Err(e) => {
+                    drop(slot);
                     tracing::warn!(error = %e, "index unavailable; answering from the files in RAM");
                     return Ok(search_files(&self.root, req)?);
                 }
             },
         };
+        drop(slot);
         match index.search(req) {
             Ok(hits) => Ok(hits),
             Err(e) => {
