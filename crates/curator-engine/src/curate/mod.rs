@@ -167,8 +167,11 @@ pub fn curate(
     let queue_adds = provider.proposes() && options.review != ReviewMode::Off;
     let answer = if case == CurateCase::Passed {
         let existing = run_observations(store, record)?;
-        let queued = if queue_adds { run_proposals(store, record)? } else { Vec::new() };
         let answer = provider.decide(&CuratorInput { record, existing: &existing })?;
+        // The queue is read only for a run that proposes something.
+        let proposes = answer.decisions.iter().any(|d| matches!(d, Decision::Add { .. }));
+        let queued =
+            if queue_adds && proposes { run_proposals(store, record)? } else { Vec::new() };
         log.provider = Some(provider.name().to_owned());
         log.token_usage = answer.token_usage;
         let known: HashSet<String> = record
