@@ -2,9 +2,9 @@
 //! (agent-qa-memory §3.4, §9; issue 7 item 4).
 //!
 //! * `runs/<run_id>.json` — a [`RunSession`]. Replaced atomically, so a reader sees the old or
-//!   the new session, never a torn one; keys a newer curator wrote are kept. Steps of one run
-//!   are recorded one after another by the harness that runs them; two processes recording the
-//!   same run at the same instant could lose one update (last writer wins).
+//!   the new session, never a torn one; keys a newer curator wrote are kept. A step is read,
+//!   decided and written under `runs/<run_id>.lock` (see [`update_step`]), so steps of one run
+//!   recorded at the same instant by several processes never lose each other.
 //! * `records/<run_id>.json` — what a finished run reported, as the curator kept it (issue 15;
 //!   replaced atomically, so the last curate of a run id wins and a reader never sees a torn
 //!   one).
