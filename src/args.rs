@@ -405,6 +405,10 @@ pub(crate) enum BreakerAction {
         /// Whether memory was injected into any step (`with`) or not (`without`: the baseline).
         #[arg(long, value_parser = ["with", "without"])]
         memory: String,
+        /// The run this outcome belongs to: a retry with the same id is counted once (the
+        /// breaker remembers its newest 256 run ids). Without it every call counts.
+        #[arg(long, value_name = "RUN_ID")]
+        run_id: Option<String>,
     },
     /// Forget every recorded run and un-trip the breaker.
     Reset {

@@ -341,8 +341,10 @@ fn over_http_a_run_is_applied_once_and_undone_per_generation(pg: bool) {
     let (_, undone) = server.call("POST", "/api/v1/runs/r_http/undo", None);
     assert_eq!(undone["generation"], 2, "{undone}");
     assert_eq!(env.snapshot(), original);
-    let (status, refused) = server.call("POST", "/api/v1/runs/r_http/undo", None);
-    assert!(status >= 400, "{status} {refused}");
+    // A retried undo (its answer lost) answers what stands and changes nothing.
+    let (status, retried) = server.call("POST", "/api/v1/runs/r_http/undo", None);
+    assert_eq!((status, &retried["already_applied"]), (200, &json!(true)), "{retried}");
+    assert_eq!(env.snapshot(), original);
     let (_, runs) = server.call("GET", "/api/v1/runs", None);
     let summary =
         runs["runs"].as_array().unwrap().iter().find(|r| r["run_id"] == "r_http").unwrap();
@@ -410,6 +412,75 @@ fn a_retried_run_feeds_the_breaker_once_file() {
 #[test]
 fn a_retried_run_feeds_the_breaker_once_pg() {
     a_retried_run_feeds_the_breaker_once(true);
+}
+
+#[test]
+fn a_breaker_record_with_a_run_id_counts_once() {
+    let env = Env::new("once-breaker-record", false);
+    let record = |run: &str| {
+        let args = ["--json", "breaker", "record", "k", "--outcome", "failed", "--memory", "with"];
+        let mut args = args.to_vec();
+        args.extend(["--run-id", run]);
+        json_of(&env.ok(&args, None))
+    };
+    let first = record("r_1");
+    let again = record("r_1");
+    assert_eq!((&first["window"], &first["already_applied"]), (&json!(1), &json!(false)));
+    assert_eq!((&again["window"], &again["already_applied"]), (&json!(1), &json!(true)));
+    assert_eq!(record("r_2")["window"], 2);
+    let (code, _, stderr) = env.run(
+        &["breaker", "record", "k", "--outcome", "passed", "--memory", "with", "--run-id", "../x"],
+        None,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("invalid run id"), "{stderr}");
+}
+
+/// A run named like curator's own journal runs (a keyed write's `req-<key>`, an undo's
+/// `undo-<run>`) would be answered "already applied" or taken for an undo: refused, with the
+/// reason, before anything is read or written.
+#[test]
+fn a_run_id_curator_reserves_is_refused_by_curate_and_query() {
+    let env = Env::new("once-reserved", false);
+    let add = [
+        "add",
+        "--tier",
+        "products",
+        "--scope",
+        "acme",
+        "--title",
+        "Keyed",
+        "--source-test",
+        "t_login",
+        "--idempotency-key",
+        "42",
+        "A keyed fact.",
+    ];
+    env.ok(&add, None);
+    for id in ["req-42", "undo-r_1"] {
+        let run = env.dir.path().join(format!("{id}.json"));
+        std::fs::write(&run, record(Some(id)).to_string()).unwrap();
+        let (code, stdout, stderr) =
+            env.run(&["curate", "--run-record", &run.display().to_string()], None);
+        assert_eq!(code, 1, "{id}: {stdout}{stderr}");
+        assert!(stderr.contains("reserves"), "{id}: {stderr}");
+        let query = [
+            "query",
+            "--product",
+            "acme",
+            "--test",
+            "t_login",
+            "--run-id",
+            id,
+            "--step-index",
+            "0",
+            "Log in",
+        ];
+        let (code, _, stderr) = env.run(&query, None);
+        assert_eq!(code, 1, "{id}: {stderr}");
+        assert!(stderr.contains("reserves"), "{id}: {stderr}");
+    }
+    assert!(!env.dir.root().join(".curator/runs/req-42.json").exists());
 }
 
 /// A journal written before issue 13: the same entries without `txn`, and no end markers.

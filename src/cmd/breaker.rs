@@ -14,22 +14,38 @@ pub(crate) fn run(ctx: &Context, args: &BreakerArgs) -> Result<ExitCode> {
     let config = breaker_config(ctx);
     let store = ctx.store()?;
     let store = store.as_ref();
+    let mut already_applied = false;
     let (key, state, tripped_now) = match &args.action {
         BreakerAction::Status { key } => (key, Breaker::load_in(store, key)?, false),
-        BreakerAction::Record { key, outcome, memory } => {
+        BreakerAction::Record { key, outcome, memory, run_id } => {
             let outcome = RunOutcome { with_memory: memory == "with", passed: outcome == "passed" };
-            let (state, tripped_now) = Breaker::record_in(store, key, outcome, &config)?;
+            let (state, tripped_now) = match run_id {
+                Some(run_id) => {
+                    let (state, tripped, already) =
+                        Breaker::record_run_in(store, key, run_id, &[outcome], &config)?;
+                    already_applied = already;
+                    (state, tripped)
+                }
+                None => Breaker::record_in(store, key, outcome, &config)?,
+            };
             (key, state, tripped_now)
         }
         BreakerAction::Reset { key } => (key, Breaker::reset_in(store, key)?, false),
     };
+    if already_applied {
+        eprintln!("curator: this run's outcome was already recorded; nothing changed");
+    }
     if tripped_now {
         eprintln!(
             "  Memory: circuit breaker tripped -- disabling memory injection for remaining tests"
         );
     }
     if ctx.json {
-        output::print_json(&state.report(key, &config, tripped_now))?;
+        let mut report = state.report(key, &config, tripped_now);
+        if matches!(args.action, BreakerAction::Record { .. }) {
+            report["already_applied"] = already_applied.into();
+        }
+        output::print_json(&report)?;
     } else {
         output::print_text(&text(key, &state, &config))?;
     }

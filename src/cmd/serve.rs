@@ -48,6 +48,19 @@ pub(crate) struct ServeArgs {
     /// either way.
     #[arg(long)]
     pub(crate) mcp_review: bool,
+    /// Largest request body in bytes (413 above it). The default takes any run record the CLI
+    /// and MCP over stdio take.
+    #[arg(long, value_name = "BYTES", default_value_t = curator_server::DEFAULT_BODY_LIMIT,
+          value_parser = positive_bytes)]
+    pub(crate) max_body: usize,
+}
+
+fn positive_bytes(raw: &str) -> Result<usize, String> {
+    match raw.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The token named by `--token-env`, which must be set and non-empty.
@@ -78,7 +91,7 @@ fn state(ctx: &Context, args: &ServeArgs) -> Result<(AppState, Option<QueryListe
         engine: super::mcp::engine_settings(ctx),
         allowed_hosts: ctx.config.curator.serve.allowed_hosts.clone(),
         mcp_review: args.mcp_review,
-        ..ServerOptions::default()
+        body_limit: args.max_body,
     };
     let listener = match ctx.store {
         StoreChoice::Files => QueryListener::start(&root, Arc::clone(&store))

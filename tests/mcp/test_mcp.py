@@ -256,8 +256,9 @@ async def scenario(
         assert undone["generation"] == 1 and undone["reverted"], undone
         got = structured(await client.call_tool("get_observation", {"id": REVIEWS}))
         assert got["trust"] == 0.5, got
-        again = error_of(await client.call_tool("undo_run", {"run_id": run_id}))
-        assert again["code"] == "already_undone", again
+        assert undone["already_applied"] is False, undone
+        again = structured(await client.call_tool("undo_run", {"run_id": run_id}))
+        assert again["already_applied"] is True and again["reverted"] == [], again
         assert error_of(await client.call_tool("undo_run", {"run_id": "../../x"}))["code"] == "invalid_run_id"
         # Put the run back (recorded again after the undo: generation 2), as later checks expect.
         log = structured(await client.call_tool("record_run", {"run_record": {

@@ -160,6 +160,12 @@ pub enum BreakerError {
     /// The key cannot name a file.
     #[error("breaker key {key:?} is not usable as a file name: {reason}")]
     BadKey { key: String, reason: String },
+    /// The run id an outcome is recorded under cannot be a run id.
+    #[error(
+        "invalid run id {0:?}: use 1-{max} characters from A-Z a-z 0-9 . _ -, not starting with '.'",
+        max = curator_store::MAX_RUN_ID_LEN
+    )]
+    BadRunId(String),
     /// The stored window is JSON but not a breaker state.
     #[error("breaker state {key}: {reason}")]
     Corrupt { key: String, reason: String },
@@ -229,6 +235,9 @@ impl Breaker {
         outcomes: &[RunOutcome],
         config: &BreakerConfig,
     ) -> Result<(BreakerState, bool, bool), BreakerError> {
+        if !curator_store::is_valid_run_id(run_id) {
+            return Err(BreakerError::BadRunId(curator_core::excerpt(run_id)));
+        }
         if !config.enabled {
             return Ok((Self::load_in(store, key)?, false, false));
         }

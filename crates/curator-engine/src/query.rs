@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::probation::ProbationOptions;
 use crate::scopes::{SuiteContext, step_selectors};
-use crate::session::{SessionError, record_injection_in, validate_run_id};
+use crate::session::{SessionError, record_injection_in, validate_harness_run_id};
 
 /// agent-qa's effective `minTrust` (§2).
 pub const DEFAULT_MIN_TRUST: f64 = 0.3;
@@ -205,7 +205,7 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
     }
     if let Some(run) = &opts.run {
         // Refuse a bad run id or step before doing any work, not after the search.
-        validate_run_id(&run.run_id)?;
+        validate_harness_run_id(&run.run_id)?;
         if run.step > curator_store::MAX_STEP_INDEX {
             return Err(SessionError::InvalidStep(run.step).into());
         }

@@ -47,7 +47,7 @@ pub struct ReviewOutcome {
     pub place: Option<curator_store::Place>,
     /// The same decision was already taken (a retried approve or reject, or a proposal retried
     /// with its idempotency key): nothing changed, and `run_id` is the run that took it.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// Always present, as in every other write's answer.
     pub already_applied: bool,
 }
 

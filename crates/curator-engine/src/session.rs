@@ -26,6 +26,12 @@ pub enum SessionError {
         "invalid run id {0:?}: use 1-{MAX_RUN_ID_LEN} characters from A-Z a-z 0-9 . _ -, not starting with '.'"
     )]
     InvalidRunId(String),
+    /// A run named like the runs curator journals its own writes under (`req-<key>`, a keyed
+    /// write; `undo-<run>`, an undo): its record would be taken for one of them.
+    #[error(
+        "run id {run_id:?} starts with {prefix:?}, which curator reserves for its own journal runs (keyed writes are req-<key>, undos undo-<run>): give the run another id"
+    )]
+    ReservedRunId { run_id: String, prefix: &'static str },
     /// A step index no store can key a step by.
     #[error("invalid step index {0}: a step index is 0 to {max} (2^53 - 1)", max = curator_store::MAX_STEP_INDEX)]
     InvalidStep(u64),
@@ -41,6 +47,18 @@ pub fn validate_run_id(run_id: &str) -> Result<(), SessionError> {
         Ok(())
     } else {
         Err(SessionError::InvalidRunId(curator_core::excerpt(run_id)))
+    }
+}
+
+/// [`validate_run_id`] for the id of a run a harness runs (its step queries and its run record):
+/// not one of the prefixes curator journals its own writes under, or curating the run would
+/// answer "already applied" for a keyed write's run, or undo it as an undo.
+pub fn validate_harness_run_id(run_id: &str) -> Result<(), SessionError> {
+    validate_run_id(run_id)?;
+    let reserved = [crate::once::KEYED_RUN_PREFIX, crate::runs::UNDO_PREFIX];
+    match reserved.into_iter().find(|p| run_id.starts_with(p)) {
+        Some(prefix) => Err(SessionError::ReservedRunId { run_id: run_id.to_owned(), prefix }),
+        None => Ok(()),
     }
 }
 

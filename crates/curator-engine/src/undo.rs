@@ -52,6 +52,9 @@ pub struct UndoReport {
     /// counting, or — undoing an undo — the one that counts again. Left out when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
+    /// The run's newest application was already undone, so this undo changed nothing: a retry
+    /// whose first answer was lost gets what it asked for, as a retried curate or review does.
+    pub already_applied: bool,
 }
 
 /// Why an undo did nothing.
@@ -70,8 +73,6 @@ pub enum UndoError {
     UnknownRun { run_id: String },
     #[error("run {run_id} changed no file: nothing to undo")]
     NothingToUndo { run_id: String },
-    #[error("run {run_id} was already undone (journal run {undo_run_id})")]
-    AlreadyUndone { run_id: String, undo_run_id: String },
     /// A file changed after the run; reverting would destroy that later change.
     #[error(
         "cannot undo run {run_id}: {file} was changed after the run ({reason}); nothing was reverted"
@@ -150,21 +151,19 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
     let mut refusal: Option<UndoError> = None;
     let mut reverted = Vec::new();
     let mut generation = 0;
+    let mut already_undone = false;
     let mut evidence_runs = Vec::new();
     store.transact(Some(&undo_run_id), &mut |tx| {
         // A database store may run this again after a conflict: start from nothing.
-        (refusal, reverted, generation) = (None, Vec::new(), 0);
+        (refusal, reverted, generation, already_undone) = (None, Vec::new(), 0, false);
         evidence_runs.clear();
         let run = RunApplications::load(&mut |f| tx.journal(f), run_id)?;
         let Some(app) = run.standing() else {
-            refusal = Some(if run.applications.is_empty() {
-                UndoError::UnknownRun { run_id: run_id.to_owned() }
-            } else {
-                UndoError::AlreadyUndone {
-                    run_id: run_id.to_owned(),
-                    undo_run_id: undo_run_id.clone(),
-                }
-            });
+            match run.applications.last() {
+                // Already undone: the retry of an undo whose answer was lost.
+                Some(last) => (already_undone, generation) = (true, last.generation),
+                None => refusal = Some(UndoError::UnknownRun { run_id: run_id.to_owned() }),
+            }
             return Ok(());
         };
         generation = app.generation;
@@ -239,5 +238,6 @@ pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
         generation,
         reverted,
         evidence: evidence_runs,
+        already_applied: already_undone,
     })
 }

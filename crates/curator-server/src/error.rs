@@ -147,7 +147,7 @@ impl From<QueryError> for ApiError {
 impl From<SessionError> for ApiError {
     fn from(e: SessionError) -> Self {
         match e {
-            SessionError::InvalidRunId(_) => {
+            SessionError::InvalidRunId(_) | SessionError::ReservedRunId { .. } => {
                 ApiError::new(StatusCode::BAD_REQUEST, "invalid_run_id", e.to_string())
             }
             SessionError::InvalidStep(_) => {
@@ -194,7 +194,6 @@ impl From<UndoError> for ApiError {
             UndoError::InvalidRunId { .. } => (StatusCode::BAD_REQUEST, "invalid_run_id"),
             UndoError::UnknownRun { .. } => (StatusCode::NOT_FOUND, "unknown_run"),
             UndoError::NothingToUndo { .. } => (StatusCode::NOT_FOUND, "nothing_to_undo"),
-            UndoError::AlreadyUndone { .. } => (StatusCode::CONFLICT, "already_undone"),
             UndoError::Conflict { .. } => (StatusCode::CONFLICT, "undo_conflict"),
             UndoError::BadEntry { .. } => (StatusCode::CONFLICT, "bad_journal_entry"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
@@ -208,6 +207,9 @@ impl From<BreakerError> for ApiError {
         match e {
             BreakerError::BadKey { .. } => {
                 ApiError::new(StatusCode::BAD_REQUEST, "invalid_breaker_key", e.to_string())
+            }
+            BreakerError::BadRunId(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "invalid_run_id", e.to_string())
             }
             BreakerError::Store(s) => s.into(),
             other => ApiError::internal(other.to_string()),

@@ -113,7 +113,7 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             errors: &[BAD, TOO_LARGE, ("415", "body is not application/json"), REFUSED, LOCKED],
         }.build()),
         ("/observations/{id}", "get", Op {
-            summary: "Read one observation, with its outcome evidence", params: vec![id_param()],
+            summary: "Read one observation, with its outcome evidence (a proposal waiting for review too: place pending)", params: vec![id_param()],
             body: None, status: "200", result: schema_ref("ObservationEvidence"),
             errors: &[BAD, MISSING],
         }.build()),
@@ -175,9 +175,9 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             status: "200", result: schema_ref("MemoryLog"), errors: &[BAD, TOO_LARGE, LOCKED],
         }.build()),
         ("/runs/{run_id}/undo", "post", Op {
-            summary: "Revert every change of a run, if the files are still as it left them",
+            summary: "Revert every change of a run, if the files are still as it left them (a run already undone: 200, already_applied true, nothing changed)",
             params: vec![run_param()], body: None, status: "200", result: obj(),
-            errors: &[("400", "not a valid run id"), ("404", "the run is not in the journal, or changed no file"), ("409", "a file changed since, or already undone"), LOCKED],
+            errors: &[("400", "not a valid run id"), ("404", "the run is not in the journal, or changed no file"), ("409", "a file changed since"), LOCKED],
         }.build()),
         ("/journal", "get", Op {
             summary: "Journal entries, newest first",
@@ -195,10 +195,11 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             result: schema_ref("Breaker"), errors: &[BAD],
         }.build()),
         ("/breaker/{key}/record", "post", Op {
-            summary: "Record one finished run in the breaker's window",
-            params: vec![path_param("key", "run id or suite id")],
+            summary: "Record one finished run in the breaker's window (once per run_id, or per Idempotency-Key when the body names no run; already_applied: true on a retry)",
+            params: vec![path_param("key", "run id or suite id"), key_param()],
             body: Some(json_body(json!({ "type": "object", "required": ["outcome", "memory"], "properties": {
-                "outcome": { "enum": ["passed", "failed"] }, "memory": { "enum": ["with", "without"] } } }), true)),
+                "outcome": { "enum": ["passed", "failed"] }, "memory": { "enum": ["with", "without"] },
+                "run_id": { "type": "string", "description": "the run the outcome belongs to: counted once" } } }), true)),
             status: "200", result: schema_ref("Breaker"), errors: &[BAD],
         }.build()),
         ("/breaker/{key}/reset", "post", Op {

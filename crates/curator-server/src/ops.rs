@@ -412,8 +412,3 @@ pub(crate) fn delete(
     let made = |e: &JournalEntry| e.action == Action::Delete;
     change(state, id, once, &made, &|_| Ok(Decided::Delete(reasoning.clone())))
 }
-
-/// Reads one observation (404 when unknown).
-pub(crate) fn get(state: &AppState, id: &ObservationId) -> Result<StoredObservation, ApiError> {
-    Ok(state.store().get(id)?)
-}

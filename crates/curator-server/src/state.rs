@@ -24,8 +24,10 @@ use curator_store::{FileStore, Store};
 use crate::error::ApiError;
 use crate::live::LiveWatch;
 
-/// Default largest request body: 1 MiB, the same as the largest observation file.
-pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+/// Default largest request body: 16 MiB, the largest line MCP over stdio reads, so a run record
+/// one surface takes (a long run's steps with their observations) every surface takes. An
+/// observation's own file stays capped at 1 MiB by the codec, whatever the body's size.
+pub const DEFAULT_BODY_LIMIT: usize = 16 << 20;
 
 /// The engine settings in effect (the config's values; agent-qa's defaults without one).
 #[derive(Debug, Clone)]

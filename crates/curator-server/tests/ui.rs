@@ -240,6 +240,9 @@ async fn runs_lint_and_harness_pages() {
     assert!(detail.contains("id=\"memory-log\"") && detail.contains("0.8 → 0.85"), "{detail}");
     let undone = location(&form(&app, &format!("/runs/{run}/undo"), "").await);
     assert!(undone.contains("done=undone"), "{undone}");
+    // A second press of the button (or a resubmitted form) changes nothing and says so.
+    let again = location(&form(&app, &format!("/runs/{run}/undo"), "").await);
+    assert!(again.contains("done=already-undone"), "{again}");
     let badge = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
     assert_eq!(badge["trust"], 0.8);
     assert_eq!(get(&app, "/runs/r_no-such-run").await.status, StatusCode::NOT_FOUND);

@@ -274,7 +274,7 @@ impl RunRecord {
 
 /// A run id names a session file and a journal key: the run session's rule applies.
 fn check_run_id(id: String) -> Result<String, RunRecordError> {
-    crate::session::validate_run_id(&id).map_err(|e| err("run_id", e.to_string()))?;
+    crate::session::validate_harness_run_id(&id).map_err(|e| err("run_id", e.to_string()))?;
     Ok(id)
 }
 

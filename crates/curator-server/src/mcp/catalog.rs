@@ -151,11 +151,12 @@ pub(crate) fn tools() -> Vec<Tool> {
              propose_decisions, curate), newest first, restoring each observation file byte \
              for byte, and journals the reverts under undo-<run_id>; the run's outcome \
              evidence stops counting (`evidence` names the runs whose evidence was reverted). \
-             Limits: refused as a \
+             Retrying it is safe: a run already undone changes nothing and returns \
+             already_applied: true. Limits: refused as a \
              whole, changing nothing, when any of those files changed after the run \
-             (undo_conflict, naming the file), when the run was already undone \
-             (already_undone) or is not in the journal (unknown_run); an invalid run id is \
-             invalid_run_id. Changes observation files and the journal.",
+             (undo_conflict, naming the file) or when the run is not in the journal \
+             (unknown_run); an invalid run id is invalid_run_id. Changes observation files \
+             and the journal.",
             Effect::Write,
         ),
         tool::<ListPendingInput, PendingOut>(

@@ -90,6 +90,8 @@ pub(crate) struct UndoRunOutput {
     /// counting, or (undoing an undo) the one that counts again. Absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) evidence: Vec<String>,
+    /// The run was already undone (a retry): nothing changed and `reverted` is empty.
+    pub(crate) already_applied: bool,
 }
 
 /// `observation_history`: the journal of one observation, oldest first.
@@ -97,7 +99,7 @@ pub(crate) fn observation_history(
     ctx: &ToolContext,
     input: ObservationHistoryInput,
 ) -> Result<ObservationHistoryOutput, ApiError> {
-    let id = ops::parse_id(input.id.trim())?;
+    let id = ops::parse_id(&input.id)?;
     let entries = history_of(&ctx.state, &id)?
         .into_iter()
         .map(|e| {
@@ -116,7 +118,7 @@ pub(crate) fn observation_history(
 
 /// `undo_run`: the engine's undo of the run's newest standing application.
 pub(crate) fn undo_run(ctx: &ToolContext, input: UndoRunInput) -> Result<UndoRunOutput, ApiError> {
-    let report: UndoReport = curator_engine::undo::undo(ctx.state.store(), input.run_id.trim())?;
+    let report: UndoReport = curator_engine::undo::undo(ctx.state.store(), &input.run_id)?;
     mirror("undo report", &report)
 }
 
@@ -152,10 +154,15 @@ mod tests {
         assert_eq!((undone.generation, undone.reverted.len()), (1, 1));
         assert_eq!(undone.reverted[0].action, "confirm");
         assert_eq!(undone.evidence, ["r_mcp-undo"], "the run's evidence is taken out with it");
-        let again = undo_run(&f.ctx, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap_err();
-        assert_eq!(again.code(), "already_undone");
+        assert!(!undone.already_applied);
+        let again = undo_run(&f.ctx, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap();
+        assert!(again.already_applied && again.reverted.is_empty(), "{again:?}");
+        assert_eq!(again.generation, 1);
         let bad = undo_run(&f.ctx, UndoRunInput { run_id: "../../x".into() }).unwrap_err();
         assert_eq!((bad.code(), bad.status().as_u16()), ("invalid_run_id", 400));
+        // Refused as the CLI and HTTP refuse it, not trimmed into another run's id.
+        let padded = undo_run(&f.ctx, UndoRunInput { run_id: " r_mcp-undo ".into() }).unwrap_err();
+        assert_eq!(padded.code(), "invalid_run_id");
         let unknown = undo_run(&f.ctx, UndoRunInput { run_id: "r_never".into() }).unwrap_err();
         assert_eq!(unknown.code(), "unknown_run");
         let missing = "obs_lake-lake-lake-lake-lake-lake-lake-lake-lake-lake";

@@ -370,8 +370,8 @@ pub(crate) struct ReviewOutcomeOut {
     /// `memory` after an approval, null after a rejection.
     pub(crate) place: Option<String>,
     /// The same decision was already taken (a retry): nothing changed, and `run_id` is the run
-    /// that took it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// that took it. Always present.
+    #[serde(default)]
     pub(crate) already_applied: bool,
 }
 

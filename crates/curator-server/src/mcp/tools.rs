@@ -238,7 +238,7 @@ pub(crate) fn get_observation(
     ctx: &ToolContext,
     input: GetObservationInput,
 ) -> Result<ObservationDetailOut, ApiError> {
-    mirror("observation", pending::find(&ctx.state, input.id.trim())?)
+    mirror("observation", pending::find(&ctx.state, &input.id)?)
 }
 
 /// `list_pending`: the review queue with each proposal's probation record.
@@ -274,7 +274,7 @@ pub(crate) fn review_pending(
     }
     let approve = input.decision == ReviewDecision::Approve;
     let reasoning = input.reasoning.or_else(|| Some("decided over MCP".to_owned()));
-    mirror("review outcome", pending::decide(&ctx.state, input.id.trim(), approve, reasoning)?)
+    mirror("review outcome", pending::decide(&ctx.state, &input.id, approve, reasoning)?)
 }
 
 #[cfg(test)]

@@ -125,14 +125,9 @@ async fn show(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<super::pending::EvidenceView>, ApiError> {
-    let id = ops::parse_id(&id)?;
-    let found = blocking(&state, move |s| {
-        let stored = ops::get(&s, &id)?;
-        let place = curator_store::Place::Memory;
-        Ok(super::pending::with_evidence(&s, std::slice::from_ref(&stored), place)?.remove(0))
-    })
-    .await?;
-    Ok(Json(found))
+    // A proposal waiting for review is shown too, with `place: pending`, as `curator show`
+    // and MCP's get_observation show it; only memory is ever injected.
+    Ok(Json(blocking(&state, move |s| super::pending::find(&s, &id)).await?))
 }
 
 /// The answer to a change: what was done, under which run id, and the observation after it.

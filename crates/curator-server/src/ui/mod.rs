@@ -109,6 +109,7 @@ pub(crate) fn flash(done: Option<&str>, run: Option<&str>) -> Option<String> {
         "deprecated" => "Deprecated",
         "deleted" => "Deleted",
         "undone" => "Run undone",
+        "already-undone" => "That run was already undone; nothing changed",
         "approved" => "Approved into memory",
         "rejected" => "Rejected from the review queue",
         "triaged" => "Pending issues triaged",

@@ -364,7 +364,8 @@ pub(crate) async fn undo(State(state): State<AppState>, Path(run_id): Path<Strin
     let back = format!("/runs/{run_id}");
     match blocking(&state, move |s| Ok(curator_engine::undo::undo(s.store(), &run_id)?)).await {
         Ok(report) => {
-            done(&format!("/runs/{}", report.undo_run_id), "undone", Some(&report.undo_run_id))
+            let what = if report.already_applied { "already-undone" } else { "undone" };
+            done(&format!("/runs/{}", report.undo_run_id), what, Some(&report.undo_run_id))
         }
         Err(e) => error_page(&e, &back),
     }

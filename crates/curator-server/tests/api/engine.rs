@@ -139,7 +139,14 @@ async fn a_run_session_records_injections_and_its_record_is_curated_and_undone()
     assert_eq!(undone.json()["reverted"].as_array().unwrap().len(), injected.len());
     let badge = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
     assert_eq!(badge["trust"], 0.8, "undo restored the file");
-    post(&app, "/api/v1/runs/r_api-test-1/undo").await.error(409, "already_undone");
+    assert_eq!(undone.json()["already_applied"], false);
+    // A retried undo (its first answer lost) answers what stands and changes nothing.
+    let again = post(&app, "/api/v1/runs/r_api-test-1/undo").await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text);
+    assert_eq!(again.json()["already_applied"], true);
+    assert_eq!(again.json()["reverted"].as_array().unwrap().len(), 0);
+    let badge = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
+    assert_eq!(badge["trust"], 0.8, "the retry changed nothing");
     post(&app, "/api/v1/runs/r_never-ran/undo").await.error(404, "unknown_run");
 }
 
@@ -247,6 +254,48 @@ async fn breaker_status_record_and_reset() {
     assert_eq!(reset["window"], 0);
     get(&app, "/api/v1/breaker/..").await.error(400, "invalid_breaker_key");
     get(&app, "/api/v1/breaker/.hidden").await.error(400, "invalid_breaker_key");
+}
+
+/// A long run (300 steps of 4 KB reasoning, 1.2 MB) is taken over HTTP as the CLI and MCP over
+/// stdio take it: the default body limit is MCP stdio's line limit, not an observation's size.
+#[tokio::test]
+async fn a_run_record_over_a_megabyte_is_finished_over_http() {
+    let f = Fixture::new();
+    let app = f.app();
+    let step = json!({"name": "look", "status": "passed", "reasoning": "r".repeat(4096)});
+    let record = json!({
+        "product": PRODUCT, "test": {"id": TEST_ID, "name": "long"}, "status": "passed",
+        "steps": vec![step; 300],
+    });
+    let body = json!({"record": record});
+    assert!(body.to_string().len() > 1 << 20);
+    let log = json(&app, "POST", "/api/v1/runs/r_long/finish", &body).await;
+    assert_eq!(log.status, StatusCode::OK, "{}", log.text);
+    assert_eq!(log.json()["run_id"], "r_long");
+}
+
+#[tokio::test]
+async fn a_retried_breaker_record_counts_once_by_run_id_or_key() {
+    let f = Fixture::new();
+    let app = f.app();
+    let uri = "/api/v1/breaker/suite-a/record";
+    let failed = json!({"outcome": "failed", "memory": "with", "run_id": "r_one"});
+    let first = json(&app, "POST", uri, &failed).await.json();
+    let again = json(&app, "POST", uri, &failed).await.json();
+    assert_eq!((&first["window"], &first["already_applied"]), (&json!(1), &json!(false)));
+    assert_eq!((&again["window"], &again["already_applied"]), (&json!(1), &json!(true)));
+    // Naming no run, the Idempotency-Key names it.
+    let passed = json!({"outcome": "passed", "memory": "without"});
+    assert_eq!(keyed(&app, "POST", uri, "k1", &passed).await.json()["window"], 2);
+    let retried = keyed(&app, "POST", uri, "k1", &passed).await.json();
+    assert_eq!((&retried["window"], &retried["already_applied"]), (&json!(2), &json!(true)));
+    // Neither: a by-hand record, counted each time.
+    assert_eq!(json(&app, "POST", uri, &passed).await.json()["window"], 3);
+    assert_eq!(json(&app, "POST", uri, &passed).await.json()["window"], 4);
+    let bad = json!({"outcome": "passed", "memory": "with", "run_id": "../x"});
+    json(&app, "POST", uri, &bad).await.error(400, "invalid_run_id");
+    keyed(&app, "POST", uri, "not a key", &passed).await.error(400, "bad_request");
+    assert_eq!(get(&app, "/api/v1/breaker/suite-a").await.json()["window"], 4);
 }
 
 #[tokio::test]

@@ -26,8 +26,9 @@ async fn a_proposal_waits_then_is_approved_undone_and_rejected() {
     let id = proposed["id"].as_str().unwrap().to_owned();
     assert!(f.root.join(format!(".curator/pending/products/{PRODUCT}/{id}.md")).is_file());
     assert!(!f.product_file(&id).exists());
-    // Not served: the observation routes do not know it; the queue and the evidence route do.
-    get(&app, &format!("/api/v1/observations/{id}")).await.error(404, "not_found");
+    // Not injected, but shown where it is, as `curator show` and MCP show it.
+    let shown = get(&app, &format!("/api/v1/observations/{id}")).await;
+    assert_eq!((shown.status, shown.json()["place"].as_str()), (StatusCode::OK, Some("pending")));
     let queue = get(&app, "/api/v1/pending").await.json();
     assert_eq!(
         (queue["total"].as_u64(), queue["pending"][0]["id"].as_str()),
@@ -53,6 +54,10 @@ async fn a_proposal_waits_then_is_approved_undone_and_rejected() {
     assert_eq!(
         (approved["action"].as_str(), approved["place"].as_str()),
         (Some("approve"), Some("memory"))
+    );
+    assert_eq!(
+        (&proposed["already_applied"], &approved["already_applied"]),
+        (&json!(false), &json!(false))
     );
     assert!(f.product_file(&id).is_file());
     let shown = get(&app, &format!("/api/v1/observations/{id}")).await.json();
@@ -111,7 +116,10 @@ async fn a_proposal_retried_with_its_key_is_queued_once() {
     let first = keyed(&app, "POST", "/api/v1/pending", "memo-7", &body).await;
     assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
     let first = first.json();
-    assert_eq!((&first["run_id"], first.get("already_applied")), (&json!("req-memo-7"), None));
+    assert_eq!(
+        (&first["run_id"], first.get("already_applied")),
+        (&json!("req-memo-7"), Some(&json!(false)))
+    );
     let retried = keyed(&app, "POST", "/api/v1/pending", "memo-7", &body).await;
     assert_eq!(retried.status, StatusCode::OK, "{}", retried.text);
     let retried = retried.json();
