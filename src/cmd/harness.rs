@@ -217,7 +217,15 @@ pub(crate) fn run(args: &HarnessArgs, ctx: &Context) -> Result<ExitCode> {
         }
         HarnessCommand::Triage => {
             let r = harness.triage(now)?;
+            if r.skipped > 0 {
+                eprintln!(
+                    "curator: {} pending-issues line(s) held no issue record (not JSON, or no \
+                     title or severity): skipped, and kept in memory/archive/pending-skipped.jsonl",
+                    r.skipped
+                );
+            }
             if json {
+                // The spec's exact answer (§3.3); the skipped lines are the note above.
                 print_json(&json!({ "ok": true, "merged": r.merged, "deduped": r.deduped }))?;
             } else {
                 print_text(&format!("ISSUES +{} new, {} deduped\n", r.merged, r.deduped))?;

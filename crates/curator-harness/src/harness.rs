@@ -19,10 +19,15 @@ use curator_store::LockGuard;
 use crate::error::{Error, Result};
 use crate::fsio::{append_line, lock, read_bytes_or_empty, read_or_empty};
 use crate::identity::IdentityFile;
-use crate::issues::{IssueFile, NewIssue, PendingIssue, TriageCounts, read_pending, triage};
+use crate::issues::{
+    IssueFile, NewIssue, PendingIssue, TriageCounts, read_pending, skipped_lines, triage,
+};
 use crate::judge::{EntryJudge, JUDGE_MAX_ENTRIES};
 use crate::raw::{format_line, hex, iso_seconds};
-use crate::redo::{Cut, FileWrite, Journal, Phase, Target, identify};
+use crate::redo::{Cut, FileWrite, Journal, LineAppend, Phase, Target, identify};
+
+/// Where triage keeps the pending-queue lines that hold no record (relative to the state dir).
+pub(crate) const PENDING_SKIPPED_REL: &str = "memory/archive/pending-skipped.jsonl";
 
 /// Settings of a harness handle.
 #[derive(Debug)]
@@ -71,6 +76,8 @@ pub struct TriageReport {
     pub merged: usize,
     /// Duplicates folded in.
     pub deduped: usize,
+    /// Queue lines that held no record, kept in `memory/archive/pending-skipped.jsonl`.
+    pub skipped: usize,
 }
 
 impl Harness {
@@ -222,7 +229,7 @@ impl Harness {
         let _pass = self.pass_lock(Duration::ZERO)?;
         self.recover()?;
         let counts = self.triage_locked(now)?;
-        Ok(TriageReport { merged: counts.merged, deduped: counts.deduped })
+        Ok(TriageReport { merged: counts.merged, deduped: counts.deduped, skipped: counts.skipped })
     }
 
     /// The pending queue as §3.1's reader reads it (file order; missing = empty).
@@ -251,12 +258,16 @@ impl Harness {
             return Ok(TriageCounts::default());
         };
         let snapshot = read_bytes_or_empty(&path)?;
-        let batch = read_pending(&String::from_utf8_lossy(&snapshot), &now_iso);
+        let text = String::from_utf8_lossy(&snapshot);
+        let batch = read_pending(&text, &now_iso);
         if batch.is_empty() {
+            // Nothing to merge: the queue, unreadable lines and all, stays as it is.
             return Ok(TriageCounts::default());
         }
+        let skipped = skipped_lines(&text);
         let mut file = self.load_issues()?;
-        let counts = triage(&mut file, &batch, &now_iso);
+        let mut counts = triage(&mut file, &batch, &now_iso);
+        counts.skipped = skipped.len();
         let mut refound = self.refound_pointers()?;
         for pointer in batch.iter().filter_map(|p| p.code_pointer.as_ref()) {
             if !refound.contains(pointer) {
@@ -275,7 +286,15 @@ impl Harness {
                     text: serde_json::to_string(&refound).expect("strings serialize"),
                 },
             ],
-            appends: Vec::new(),
+            // §3.1 skips a line that holds no record; the cut would erase it, so it is kept.
+            appends: if skipped.is_empty() {
+                Vec::new()
+            } else {
+                vec![LineAppend {
+                    target: Target::State(PENDING_SKIPPED_REL.into()),
+                    lines: skipped,
+                }]
+            },
             cut: Some(Cut {
                 file: "pending-issues.jsonl".into(),
                 len: snapshot.len() as u64,

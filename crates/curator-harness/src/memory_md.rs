@@ -120,6 +120,12 @@ impl Item {
         })
     }
 
+    /// Free text a person wrote inside a section (a sub-heading, a sentence), not a `- ` item:
+    /// kept in MEMORY.md where it stands, but neither counted nor summarized as an item.
+    pub fn is_note(&self) -> bool {
+        self.verbatim.as_deref().is_some_and(|v| !v.starts_with("- "))
+    }
+
     /// The item's line(s) as written.
     pub fn render(&self) -> String {
         if let Some(v) = &self.verbatim {
@@ -310,7 +316,7 @@ impl MemoryDoc {
 
     /// Number of items in a section (the output line's decisions/lessons counts).
     pub fn count(&self, section: Section) -> usize {
-        self.sections[section.index()].len()
+        self.sections[section.index()].iter().filter(|i| !i.is_note()).count()
     }
 }
 

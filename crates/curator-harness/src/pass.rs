@@ -38,6 +38,7 @@ use crate::codebase::ProjectIndex;
 use crate::error::{Error, Result};
 use crate::fsio::{lock, physical_lines, read_or_empty, write_if_changed};
 use crate::harness::Harness;
+use crate::harness::PENDING_SKIPPED_REL;
 use crate::identity::IdentityFile;
 use crate::issues::{FeatureStatuses, auto_close};
 use crate::judge::{JudgeInput, consult, uncertain};
@@ -219,9 +220,13 @@ impl Harness {
         let (date, now_iso) = (iso_date(now), iso_seconds(now));
 
         // 1–2. The issues part, isolated: its failure leaves its files alone and the pass goes on.
-        if let Err(e) = self.issues_part(trigger, now, &date, &now_iso, &mut report) {
-            report.issues_error = Some(e.to_string());
-        }
+        let issues_done = match self.issues_part(trigger, now, &date, &now_iso, &mut report) {
+            Ok(()) => true,
+            Err(e) => {
+                report.issues_error = Some(e.to_string());
+                false
+            }
+        };
 
         // 3. Snapshot: raw.md's length under its writers' lock (appends are whole lines).
         let raw_path = self.raw_path();
@@ -453,6 +458,12 @@ impl Harness {
         let timeout = self.options.lock_timeout;
         let cut = journal.apply_cut(roots, &|| Ok(Box::new(lock(&raw_lock, timeout)?)))?;
         self.remove_durably(&journal_path)?;
+        // The pass is whole: its auto-close has seen the batch's pointers for good. Kept until
+        // now, a retry of a pass that died after its issues part (which already cut the queue)
+        // spares what that batch found again instead of closing it as verified green.
+        if issues_done {
+            self.remove_durably(&self.refound_path())?;
+        }
 
         for t in &applied.changed {
             if *t == Target::State(MERGED_HEAD_REL.into()) {
@@ -500,6 +511,13 @@ impl Harness {
         let counts = self.triage_locked(now)?;
         report.new_issues = counts.merged;
         report.deduped = counts.deduped;
+        if counts.skipped > 0 {
+            report.notes.push(format!(
+                "{} pending-issues line(s) held no issue record (not JSON, or no title or \
+                 severity): skipped, and kept in {PENDING_SKIPPED_REL}",
+                counts.skipped
+            ));
+        }
         if counts.merged + counts.deduped > 0 {
             report.changed.push("issues.json".into());
             report.changed.push("pending-issues.jsonl".into());
@@ -515,8 +533,8 @@ impl Harness {
         {
             report.changed.push("issues.json".into());
         }
-        // This auto-close has seen them: a pass killed before here sees them again.
-        self.remove_durably(&self.refound_path())?;
+        // The batch's pointers stay until the whole pass is done (`run_pass`): a pass that
+        // dies before then is retried with this auto-close's view of what just came back.
         Ok(())
     }
 

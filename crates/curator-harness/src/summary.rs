@@ -41,6 +41,30 @@ fn with_fids(statement: &str, fids: &[String]) -> String {
     }
 }
 
+/// One line naming its features: [`with_fids`] in [`one_line`], but when the cut would drop a
+/// feature id the statement is cut instead, so every Lessons and Avoid line keeps the ids that
+/// tie it to its evidence (§5 rule 3, "each containing at least one feature id").
+fn fid_line(statement: &str, fids: &[String]) -> String {
+    let line = one_line(&with_fids(statement, fids));
+    if fids.iter().all(|f| line.contains(f.as_str())) {
+        return line;
+    }
+    // Name as many ids as fit in half a line (there is always room for the first).
+    let mut tail = String::new();
+    for f in fids {
+        let next = if tail.is_empty() { f.clone() } else { format!("{tail}, {f}") };
+        if !tail.is_empty() && next.chars().count() > MAX_LINE_CHARS / 2 {
+            break;
+        }
+        tail = next;
+    }
+    let tail = format!(" ({tail})");
+    let room = MAX_LINE_CHARS.saturating_sub(tail.chars().count() + "- …".chars().count());
+    let words = statement.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = words.chars().take(room).collect();
+    format!("- {}…{tail}", cut.trim_end())
+}
+
 /// Numeric order of a feature id's last number, for "recency of newest evidence".
 fn newest_fid(fids: &[String]) -> u64 {
     fids.iter()
@@ -50,7 +74,8 @@ fn newest_fid(fids: &[String]) -> u64 {
 }
 
 fn rank_lessons(items: &[Item]) -> Vec<String> {
-    let mut ranked: Vec<(usize, &Item)> = items.iter().enumerate().collect();
+    let mut ranked: Vec<(usize, &Item)> =
+        items.iter().filter(|i| !i.is_note()).enumerate().collect();
     ranked.sort_by(|(ai, a), (bi, b)| {
         let (af, bf) = (a.all_fids(), b.all_fids());
         // §5 step 1: (a) sightings, (b) recency — the item's date, the only date an item
@@ -63,12 +88,13 @@ fn rank_lessons(items: &[Item]) -> Vec<String> {
             .then(newest_fid(&bf).cmp(&newest_fid(&af)))
             .then(ai.cmp(bi))
     });
-    ranked.into_iter().map(|(_, i)| one_line(&with_fids(&i.statement, &i.all_fids()))).collect()
+    ranked.into_iter().map(|(_, i)| fid_line(&i.statement, &i.all_fids())).collect()
 }
 
 fn decisions(items: &[Item]) -> Vec<String> {
     let mut live: Vec<(usize, &Item)> = items
         .iter()
+        .filter(|i| !i.is_note())
         .enumerate()
         .filter(|(_, i)| !i.render().to_lowercase().contains("superseded"))
         .collect();
@@ -83,18 +109,19 @@ fn decisions(items: &[Item]) -> Vec<String> {
 
 fn avoid(doc: &MemoryDoc) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut history: Vec<&Item> = doc.items(Section::History).iter().collect();
+    let mut history: Vec<&Item> =
+        doc.items(Section::History).iter().filter(|i| !i.is_note()).collect();
     history.reverse(); // newest first
     for i in history {
         let fids = i.all_fids();
         if !fids.is_empty() {
-            out.push(one_line(&with_fids(&i.statement, &fids)));
+            out.push(fid_line(&i.statement, &fids));
         }
     }
-    for i in doc.items(Section::Lessons) {
+    for i in doc.items(Section::Lessons).iter().filter(|i| !i.is_note()) {
         let fids = i.all_fids();
         if i.sightings() >= 2 && is_imperative(&i.statement) {
-            out.push(one_line(&with_fids(&i.statement, &fids)));
+            out.push(fid_line(&i.statement, &fids));
         }
     }
     out
@@ -200,6 +227,44 @@ mod tests {
         assert_eq!(lessons[1], "- two sightings (F-1, F-2)");
         assert!(text.contains("## Avoid\n- never skip seeds (F-1, F-2)\n"), "{text}");
         assert!(!text.contains("## Decisions"));
+    }
+
+    #[test]
+    fn free_text_a_person_wrote_in_a_section_is_kept_but_never_summarized() {
+        let doc = MemoryDoc::parse(
+            "# MEMORY\n\n## Decisions\n\n## Context\n\n## History\n### F-002 notes\n\
+             - [2026-04-04] F-002 escalated after 3 attempts\n\n## Lessons\n\
+             - [2026-04-01] Never retry the search webhook twice (evidence: F-001)\n\
+             See the runbook for details.\n",
+        );
+        assert_eq!((doc.count(Section::Lessons), doc.count(Section::History)), (1, 1));
+        assert!(doc.render().contains("### F-002 notes\n") && doc.render().contains("runbook"));
+        let text = render(&doc, "2026-04-06").unwrap();
+        assert!(!text.contains("runbook") && !text.contains("###"), "{text}");
+        assert!(text.contains("## Avoid\n- F-002 escalated after 3 attempts\n"), "{text}");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_in_its_statement_never_in_its_feature_ids() {
+        let mut doc = MemoryDoc::default();
+        let long =
+            "the sandbox network kept dropping the websocket during the long suite ".repeat(4);
+        let statement = format!("{long}so F-003 escalated");
+        doc.items_mut(Section::History).push(Item::new("2026-04-05", &statement, None, vec![]));
+        let text = render(&doc, "2026-04-06").unwrap();
+        let avoid: Vec<&str> = text
+            .split("## Avoid\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("- "))
+            .collect();
+        assert_eq!(avoid.len(), 1, "{text}");
+        assert!(avoid[0].ends_with("… (F-003)"), "{}", avoid[0]);
+        assert!(avoid[0].chars().count() <= MAX_LINE_CHARS, "{}", avoid[0].chars().count());
+        let many: Vec<String> = (1..=60).map(|n| format!("F-{n:03}")).collect();
+        let line = fid_line(&long, &many);
+        assert!(line.chars().count() <= MAX_LINE_CHARS && line.contains("(F-001, "), "{line}");
     }
 
     #[test]

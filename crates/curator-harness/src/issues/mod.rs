@@ -10,6 +10,7 @@ mod store;
 mod triage;
 
 pub use autoclose::{FeatureStatuses, auto_close};
+pub(crate) use pending::skipped_lines;
 pub use pending::{NewIssue, PendingIssue, read_pending};
 pub use store::{Issue, IssueFile, Note, Severity, Status};
 pub use triage::{TriageCounts, jaccard, title_tokens, triage};

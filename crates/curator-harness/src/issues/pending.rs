@@ -51,16 +51,30 @@ fn field(obj: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
     }
 }
 
+/// The record a queue line holds: a JSON object with a `title` and a `severity`, else `None`
+/// (§3.1 skips such a line). A byte-order mark before it (a Windows editor's first line) is
+/// not part of the record.
+fn record(line: &str) -> Option<(serde_json::Map<String, Value>, String, String)> {
+    let json = line.trim().trim_start_matches('\u{feff}');
+    let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(json) else { return None };
+    let (title, severity) = (field(&obj, "title")?, field(&obj, "severity")?);
+    Some((obj, title, severity))
+}
+
+/// The non-blank lines [`read_pending`] skips, as written: triage keeps them in the archive
+/// (`memory/archive/pending-skipped.jsonl`) when it cuts the queue, so none is lost unseen.
+pub(crate) fn skipped_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && record(l).is_none())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Parses the queue in file order; `now_iso` stamps records without `foundAt`.
 pub fn read_pending(text: &str, now_iso: &str) -> Vec<PendingIssue> {
     let mut out = Vec::new();
     for line in text.lines() {
-        let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(line.trim()) else {
-            continue;
-        };
-        let (Some(title), Some(severity)) = (field(&obj, "title"), field(&obj, "severity")) else {
-            continue;
-        };
+        let Some((obj, title, severity)) = record(line) else { continue };
         let n = out.len() + 1;
         out.push(PendingIssue {
             id: field(&obj, "id").unwrap_or_else(|| format!("PENDING-{n}")),
@@ -175,6 +189,14 @@ mod tests {
         assert_eq!(got[0].found_at, "NOW");
         assert_eq!(got[1].severity, Severity::Minor);
         assert_eq!(got[1].found_at, "2026-01-01T00:00:00Z");
+        assert_eq!(skipped_lines(text), ["not json", "{\"severity\":\"major\"}", "[1,2]"]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_a_record_is_not_part_of_it() {
+        let text = "\u{feff}{\"title\":\"a\",\"severity\":\"minor\"}\n\n";
+        assert_eq!(read_pending(text, "NOW").len(), 1);
+        assert!(skipped_lines(text).is_empty());
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub struct TriageCounts {
     pub merged: usize,
     /// Pending records folded into an existing issue.
     pub deduped: usize,
+    /// Queue lines that hold no record (§3.1 skips them), kept in the archive.
+    pub skipped: usize,
 }
 
 /// Title tokens: lowercase, split on `[^a-z0-9]+`, tokens longer than 2.

@@ -5,7 +5,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use curator_harness::{PassStage, Trigger};
+use curator_harness::{PassStage, Status, Trigger};
 
 use crate::common::{Env, at, raw};
 
@@ -46,6 +46,8 @@ fn once_each(env: &Env, lines: &[String]) {
     );
 }
 
+const REFOUND_ISSUE: &str = r#"{"issues":[{"id":"I-0001","title":"Cart total wrong","severity":"major","source":"validator","foundAt":"2026-04-01T00:00:00Z","foundDuring":"F-001","status":"open","codePointer":"src/cart.ts:10","attempts":0,"notes":[]}],"nextId":2}"#;
+
 #[test]
 fn a_pass_killed_at_any_stage_is_rolled_back_or_completed_by_the_next() {
     for stage in [
@@ -57,6 +59,14 @@ fn a_pass_killed_at_any_stage_is_rolled_back_or_completed_by_the_next() {
         let env = Env::new();
         let lines = entries();
         env.write("memory/raw.md", &lines.concat());
+        // An issue of a passed feature that this pass's batch finds again: one whole pass
+        // leaves it open, so the pass completed after a crash must too.
+        env.write("features.json", r#"{"features":[{"id":"F-001","status":"passed"}]}"#);
+        env.write("issues.json", REFOUND_ISSUE);
+        env.write(
+            "pending-issues.jsonl",
+            "{\"title\":\"Cart total still wrong\",\"severity\":\"major\",\"foundDuring\":\"F-001\",\"codePointer\":\"src/cart.ts:10\"}\n",
+        );
         let h = env.harness();
         let crashed = catch_unwind(AssertUnwindSafe(|| {
             h.curate_with(Trigger::Done, at("2026-04-24T12:00:00Z"), &mut |s| {
@@ -86,6 +96,8 @@ fn a_pass_killed_at_any_stage_is_rolled_back_or_completed_by_the_next() {
             _ => assert!(recovered.unwrap().contains("completed"), "{:?}", report.notes),
         }
         assert!(!env.state.join("memory/.pass.json").exists());
+        let issues = curator_harness::IssueFile::parse(&env.read("issues.json")).unwrap();
+        assert_eq!((report.auto_closed, issues.issues[0].status), (0, Status::Open), "{stage:?}");
         let mut all = lines.clone();
         all.push(late);
         once_each(&env, &all);

@@ -158,15 +158,16 @@ fn triage_on_disk_clears_the_queue_and_is_a_no_op_when_empty() {
         h.file_issue(&issue("x", "high"), at("2026-04-24T10:01:00Z")).is_err(),
         "writers use canonical severities"
     );
-    // Bad lines in the queue are skipped, not fatal.
+    // Bad lines in the queue are skipped, not fatal, and kept where a person can find them.
     std::fs::OpenOptions::new()
         .append(true)
         .open(h.pending_path())
         .and_then(|mut f| std::io::Write::write_all(&mut f, b"{not json\n"))
         .unwrap();
     let r = h.triage(at("2026-04-24T11:00:00Z")).unwrap();
-    assert_eq!((r.merged, r.deduped), (1, 1));
+    assert_eq!((r.merged, r.deduped, r.skipped), (1, 1, 1));
     assert_eq!(env.read("pending-issues.jsonl"), "");
+    assert_eq!(env.read("memory/archive/pending-skipped.jsonl"), "{not json\n");
     let file = h.load_issues().unwrap();
     assert_eq!(file.issues[0].severity, Severity::Critical);
     assert_eq!(file.issues[0].found_at, "2026-04-24T10:00:00Z");
@@ -186,6 +187,44 @@ fn triage_on_disk_clears_the_queue_and_is_a_no_op_when_empty() {
     .unwrap();
     let report = h.curate(Trigger::Manual, at("2026-04-24T13:00:00Z")).unwrap();
     assert!(report.line().contains("ISSUES +0 new, 1 deduped, 0 auto-closed"), "{}", report.line());
+}
+
+/// A pass that fails after its issues part (the queue already cut, the issue just resurfaced)
+/// and is retried: the retry's auto-close still spares what that batch found again, as one
+/// whole pass would. It closed it as verified green before the pointers outlived the failure.
+#[test]
+fn a_retried_pass_does_not_close_an_issue_its_failed_attempt_found_again() {
+    let env = Env::new();
+    env.write("features.json", r#"{"features":[{"id":"F-001","status":"passed"}]}"#);
+    env.write(
+        "issues.json",
+        r#"{"issues":[{"id":"I-0001","title":"Cart total wrong after coupon","severity":"major","source":"validator","foundAt":"2026-04-01T00:00:00Z","foundDuring":"F-001","status":"open","codePointer":"src/cart.ts:10","attempts":0,"notes":[]}],"nextId":2}"#,
+    );
+    env.write(
+        "pending-issues.jsonl",
+        &pending(&[
+            r#"{"title":"Cart total still wrong after coupon","severity":"major","foundDuring":"F-001","codePointer":"src/cart.ts:10"}"#,
+        ]),
+    );
+    env.write(
+        "memory/raw.md",
+        "[2026-04-24T10:00:00Z] debugger F-001 -: Root cause: coupon math must never round twice\n",
+    );
+    let h = env.harness();
+    // summary.md cannot be written: the memory part fails after the issues part was applied.
+    std::fs::create_dir_all(env.state.join("memory/summary.md")).unwrap();
+    assert!(h.curate(Trigger::Done, at("2026-04-24T12:00:00Z")).is_err());
+    assert_eq!(env.read("pending-issues.jsonl"), "", "the issues part ran and cut the queue");
+    std::fs::remove_dir(env.state.join("memory/summary.md")).unwrap();
+    let report = h.curate(Trigger::Done, at("2026-04-24T12:01:00Z")).unwrap();
+    let file =
+        IssueFile::parse(&std::fs::read_to_string(env.state.join("issues.json")).unwrap()).unwrap();
+    let issue = &file.issues[0];
+    assert_eq!((report.auto_closed, issue.status, issue.attempts), (0, Status::Open, 1));
+    assert!(!env.state.join(".refound-pointers.json").exists(), "a whole pass drops them");
+    // The next whole pass, with nothing found again, closes it.
+    let report = h.curate(Trigger::Done, at("2026-04-24T13:00:00Z")).unwrap();
+    assert_eq!(report.auto_closed, 1);
 }
 
 /// §3.5 spares an issue a finding of "this pass's batch" points at. A batch triaged by a pass

@@ -171,6 +171,7 @@ async fn context(
 
 pub(crate) fn run_triage(state: &AppState) -> Result<Value, ApiError> {
     let report = state.require_harness()?.triage(Timestamp::now())?;
+    // The spec's exact answer (§3.3): `{ok, merged, deduped}`.
     Ok(json!({ "ok": true, "merged": report.merged, "deduped": report.deduped }))
 }
 
