@@ -262,8 +262,32 @@ fn curator_disabled_still_applies_the_ablation_penalty() {
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.8"));
     ablated["run_id"] = json!("r_rerun_failed");
     ablated["ablation"] = json!({"status": "failed"});
-    let (_, err) = dir.curator(&["curate", "-"]).stdin(ablated.to_string()).expect_code(0);
+    let (out, err) = dir.curator(&["curate", "-"]).stdin(ablated.to_string()).expect_code(0);
     assert!(err.contains("nothing curated"), "{err}");
+    assert_eq!(out, "  Memory: ablation retry also failed -- memory not the cause\n", "§8 step 5");
+}
+
+/// The breaker records every finished test (§9) whether or not the curator runs: with
+/// `curatorEnabled: false`, runs that fail with memory against a clean baseline still trip it,
+/// and each run counts once however often its curate is retried.
+#[test]
+fn curator_disabled_still_feeds_the_breaker() {
+    let dir = memory_with_one_observation("parity-curator-off-breaker");
+    let config = dir.path().join("agent-qa.config.yaml");
+    std::fs::write(config, "services:\n  memory:\n    curatorEnabled: false\n").unwrap();
+    let curate = |run: &serde_json::Value| {
+        dir.curator(&["curate", "--breaker", "nightly", "-"]).stdin(run.to_string()).expect_code(0)
+    };
+    for n in 0..3 {
+        let passed = json!({"run_id": format!("r_base{n}"), "product": "acme",
+            "test": {"id": TEST, "name": "Login"}, "status": "passed",
+            "steps": [{"name": "Log in", "status": "passed"}]});
+        curate(&passed);
+        curate(&passed);
+        curate(&serde_json::from_str(&failed_run(&format!("r_fail{n}"))).unwrap());
+    }
+    let status = json_of(&dir.curator(&["--json", "breaker", "status", "nightly"]).stdout());
+    assert_eq!((&status["window"], &status["tripped"]), (&json!(6), &json!(true)), "{status}");
 }
 
 /// A lock held past `curatorLockTimeout`: agent-qa's runCurator answers with a MemoryLog whose

@@ -84,6 +84,24 @@ fn nothing_relevant_prints_nothing() {
     assert_eq!(out, "");
 }
 
+/// A file where a tier's folder should be holds no memory, as in agent-qa, and the other tiers
+/// are served from the first query on (the first query of a fresh root failed on it).
+#[test]
+fn a_file_where_a_tier_folder_should_be_is_no_memory() {
+    let dir = Dir::new("query-tier-file");
+    dir.write(
+        &format!("tests/{TEST}/{ID_C}.md"),
+        observation_file(ID_C, "The login modal opens after two seconds", "0.9", "Wait for it."),
+    );
+    let _ = std::fs::remove_dir_all(dir.root().join("products"));
+    dir.write("products", "not a folder");
+    for _ in 0..2 {
+        let out =
+            dir.curator(&["query", "--product", "acme", "--test", TEST, "login modal"]).stdout();
+        assert!(out.contains("The login modal opens after two seconds"), "{out}");
+    }
+}
+
 #[test]
 fn scope_names_that_would_escape_are_skipped_and_the_rest_is_served() {
     // agent-qa skips a folder whose name fails its path check and serves the others; a memory

@@ -53,9 +53,16 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     let options = ctx.curate_options();
     // `curatorEnabled: false` skips the curator (§5.1) but not the ablation path, which penalizes
     // a failure a rerun without memory proved memory caused before the curator would run (§8).
-    if !ctx.config.memory.curator_enabled
-        && curate_case(&record, &options) != CurateCase::AblationPassed
-    {
+    // The breaker still records the finished test and its rerun (§9), and the rerun's verdict
+    // is still printed (§8 step 5).
+    let case = curate_case(&record, &options);
+    if !ctx.config.memory.curator_enabled && case != CurateCase::AblationPassed {
+        if case == CurateCase::AblationFailed && !ctx.json {
+            output::print_text("  Memory: ablation retry also failed -- memory not the cause\n")?;
+        }
+        if let Some(key) = &args.breaker {
+            record_breaker(ctx, store, key, &record.journal_run_id(), &record)?;
+        }
         eprintln!(
             "curator: services.memory.curatorEnabled is false in the config; nothing curated \
              (only a failure an ablation rerun blames on memory is)"

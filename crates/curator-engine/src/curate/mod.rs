@@ -125,7 +125,7 @@ pub const LOCK_TIMEOUT_ERROR: &str = "Curator error: Lock acquisition timed out"
 /// §5.4), so `error` ([`LOCK_TIMEOUT_ERROR`], or a [`ProviderError`]'s text) is in the log and
 /// nothing changed. The run was not applied; a later `curate` of the same run applies it once.
 pub fn unapplied_log(record: &RunRecord, options: &CurateOptions, error: &str) -> MemoryLog {
-    let run_id = record.run_id.clone().unwrap_or_else(|| record.content_run_id());
+    let run_id = record.journal_run_id();
     let mut log = MemoryLog::new(run_id, curate_case(record, options));
     log.errors.push(error.to_owned());
     log
@@ -143,7 +143,7 @@ pub fn curate(
     options: &CurateOptions,
 ) -> Result<MemoryLog, CurateError> {
     let started = Instant::now();
-    let run_id = record.run_id.clone().unwrap_or_else(|| record.content_run_id());
+    let run_id = record.journal_run_id();
     let now = iso_millis(options.now.unwrap_or_else(jiff::Timestamp::now));
     let deltas = options.deltas;
     let ablation = record.ablation.filter(|_| options.ablation_enabled);

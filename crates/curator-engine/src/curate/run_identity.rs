@@ -12,6 +12,11 @@ use sha2::{Digest, Sha256};
 use super::run_record::RunRecord;
 
 impl RunRecord {
+    /// The run id curate journals this record under: its own `run_id`, else its content's.
+    pub fn journal_run_id(&self) -> String {
+        self.run_id.clone().unwrap_or_else(|| self.content_run_id())
+    }
+
     /// `r_` + 32 hex digits of the SHA-256 of the record's canonical JSON.
     pub fn content_run_id(&self) -> String {
         content_run_id(&self.canonical())
