@@ -128,3 +128,34 @@ fn an_echoed_api_key_never_reaches_output_logs_or_files() {
         }
     }
 }
+
+/// Only a passed run asks the LLM (§5.1, §5.5): with the key variable unset, `curate --llm` of
+/// a failed run still applies the failed-run penalty, and a passed run names the setting to fix.
+#[test]
+fn a_failed_run_is_curated_without_the_llm_settings_it_never_uses() {
+    let dir = Dir::new("llm-failed-no-key");
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "Login modal", "0.5", "Appears late."),
+    );
+    std::fs::write(
+        dir.path().join("agent-qa.config.yaml"),
+        "curator:\n  llm:\n    model: m\n    apiKeyEnv: CURATOR_TEST_UNSET_KEY\n",
+    )
+    .unwrap();
+    let record = |status: &str| {
+        json!({"run_id": format!("r_{status}"), "product": "acme",
+            "test": {"id": "t_login", "name": "Login"}, "status": status,
+            "steps": [{"name": "Log in", "status": status, "injected": [ID_A]}]})
+        .to_string()
+    };
+    let mut cmd = dir.curator(&["--json", "curate", "--llm", "-"]);
+    cmd.cmd.env_remove("CURATOR_TEST_UNSET_KEY");
+    let log: serde_json::Value =
+        serde_json::from_str(&cmd.stdin(record("failed")).stdout()).unwrap();
+    assert_eq!(log["deprecated"], 1, "{log}");
+    let mut cmd = dir.curator(&["curate", "--llm", "-"]);
+    cmd.cmd.env_remove("CURATOR_TEST_UNSET_KEY");
+    let (_, err) = cmd.stdin(record("passed")).expect_code(1);
+    assert!(err.contains("curator.llm.apiKeyEnv") && err.contains("is not set"), "{err}");
+}

@@ -76,7 +76,11 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
                 .with_context(|| format!("in decisions file {}", path.display()))?;
             Box::new(ExplicitProvider::new(decisions))
         }
-        None if args.llm => Box::new(LlmProvider::new(llm_config(ctx))?),
+        // Only a passed run asks the LLM (§5.1, §5.5): a failed run is penalized by the rules
+        // even when the LLM's settings are incomplete, as in agent-qa.
+        None if args.llm && case == CurateCase::Passed => {
+            Box::new(LlmProvider::new(llm_config(ctx))?)
+        }
         None => Box::new(RulesProvider::default()),
     };
     // agent-qa answers with a MemoryLog holding the error when the lock times out or the LLM

@@ -19,16 +19,18 @@ use curator_store::Store;
 use serde_json::{Value, json};
 use support::*;
 
-/// One scripted reply: HTTP status, body, and how long to wait before answering.
+/// One scripted reply: HTTP status, body, how long to wait before answering, and whether the
+/// connection closes half-way through the body (its declared length is the whole body's).
 #[derive(Clone)]
 struct Reply {
     status: u16,
     body: String,
     delay: Duration,
+    cut: bool,
 }
 
 fn ok(body: Value) -> Reply {
-    Reply { status: 200, body: body.to_string(), delay: Duration::ZERO }
+    Reply { status: 200, body: body.to_string(), delay: Duration::ZERO, cut: false }
 }
 
 fn chat(content: Value) -> Value {
@@ -92,7 +94,8 @@ fn handle(mut stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<(Option<String>
         reply.body.len()
     );
     let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(reply.body.as_bytes());
+    let body = if reply.cut { &reply.body[..reply.body.len() / 2] } else { &reply.body };
+    let _ = stream.write_all(body.as_bytes());
 }
 
 fn record() -> RunRecord {
@@ -178,6 +181,7 @@ fn a_timeout_is_retried_then_reported() {
         status: 200,
         body: chat(json!("{\"decisions\":[]}")).to_string(),
         delay: Duration::from_millis(1500),
+        cut: false,
     };
     let mock = serve(vec![slow]);
     let err = decide(&keyless(&mock.url, 200, 1), &[]).unwrap_err();
@@ -188,8 +192,12 @@ fn a_timeout_is_retried_then_reported() {
 
 #[test]
 fn a_429_then_success_is_retried() {
-    let limited =
-        Reply { status: 429, body: "{\"error\":\"slow down\"}".into(), delay: Duration::ZERO };
+    let limited = Reply {
+        status: 429,
+        body: "{\"error\":\"slow down\"}".into(),
+        delay: Duration::ZERO,
+        cut: false,
+    };
     let mock = serve(vec![
         limited.clone(),
         Reply { status: 503, ..limited },
@@ -200,12 +208,28 @@ fn a_429_then_success_is_retried() {
     assert_eq!(mock.requests.lock().unwrap().len(), 3);
 }
 
+/// A reply cut off mid-body (the connection dropped) is a failed call like a timeout: retried,
+/// and the next, whole reply is the answer. A whole body that is not JSON is not retried.
+#[test]
+fn a_reply_cut_off_mid_body_is_retried() {
+    let whole = ok(chat(json!("{\"decisions\":[]}")));
+    let mock = serve(vec![Reply { cut: true, ..whole.clone() }, whole]);
+    let a = decide(&keyless(&mock.url, 5000, 2), &[]).unwrap();
+    assert!(a.decisions.is_empty());
+    assert_eq!(mock.requests.lock().unwrap().len(), 2);
+    let mock = serve(vec![Reply { body: "not json".into(), ..ok(json!({})) }]);
+    let err = decide(&keyless(&mock.url, 5000, 2), &[]).unwrap_err();
+    assert!(err.to_string().contains("reply is not JSON"), "{err}");
+    assert_eq!(mock.requests.lock().unwrap().len(), 1);
+}
+
 #[test]
 fn a_client_error_is_not_retried() {
     let mock = serve(vec![Reply {
         status: 400,
         body: "{\"error\":\"bad model\"}".into(),
         delay: Duration::ZERO,
+        cut: false,
     }]);
     let err = decide(&keyless(&mock.url, 5000, 3), &[]).unwrap_err();
     assert!(err.to_string().contains("HTTP 400"), "{err}");

@@ -78,17 +78,25 @@ impl LlmProvider {
         }
         if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
             return Err(ProviderError::Config(format!(
-                "curator.llm.base_url must start with http:// or https://, got {:?}",
+                "curator.llm.baseUrl must start with http:// or https://, got {:?}",
                 config.base_url
             )));
         }
         let api_key = match &config.api_key_env {
             None => None,
             Some(var) => match std::env::var(var) {
+                // A key that cannot be an HTTP header value fails every call the same way:
+                // a configuration error now, not a call to retry later.
+                Ok(key) if key.chars().any(|c| c.is_control()) => {
+                    return Err(ProviderError::Config(format!(
+                        "the API key in {var} (curator.llm.apiKeyEnv) holds a line break or \
+                         another control character"
+                    )));
+                }
                 Ok(key) if !key.is_empty() => Some(key),
                 _ => {
                     return Err(ProviderError::Config(format!(
-                        "the API key variable {var} (curator.llm.api_key_env) is not set"
+                        "the API key variable {var} (curator.llm.apiKeyEnv) is not set"
                     )));
                 }
             },
@@ -165,15 +173,27 @@ impl LlmProvider {
                         .and_then(|v| v.trim().parse::<u64>().ok())
                         .map(Duration::from_secs);
                     if status.is_success() {
-                        return response.json::<Value>().map_err(|e| {
-                            ProviderError::CallFailed(format!("reply is not JSON: {e}"))
-                        });
+                        // The body is read before it is parsed: a reply cut off or stalled
+                        // mid-body is a failed call worth another try, a complete body that is
+                        // not JSON is not.
+                        match response.bytes() {
+                            Ok(bytes) => {
+                                return serde_json::from_slice::<Value>(&bytes).map_err(|e| {
+                                    ProviderError::CallFailed(format!("reply is not JSON: {e}"))
+                                });
+                            }
+                            Err(e) => {
+                                let kind = if e.is_timeout() { "timed out" } else { "failed" };
+                                (true, format!("reading the reply {kind}: {e}"), None)
+                            }
+                        }
+                    } else {
+                        // Redacted before it is cut, so a key at the cut is not left half-visible.
+                        let text = redact(&response.text().unwrap_or_default(), self.api_key());
+                        let excerpt: String = text.chars().take(300).collect();
+                        let retryable = status.as_u16() == 429 || status.is_server_error();
+                        (retryable, format!("HTTP {status}: {excerpt}"), retry_after)
                     }
-                    // Redacted before it is cut, so a key at the cut is not left half-visible.
-                    let text = redact(&response.text().unwrap_or_default(), self.api_key());
-                    let excerpt: String = text.chars().take(300).collect();
-                    let retryable = status.as_u16() == 429 || status.is_server_error();
-                    (retryable, format!("HTTP {status}: {excerpt}"), retry_after)
                 }
                 Err(e) => {
                     let retryable =
