@@ -196,7 +196,7 @@ test("the create form writes through the API's path and refuses what the API ref
   await page.fill("#new-reason", "seen while reviewing run pages");
   // Enter in a text field submits the form.
   await Promise.all([page.waitForURL(/done=created/), page.press("#new-source", "Enter")]);
-  assert.match(await page.textContent("#flash"), /Created\. Journaled as run r_/);
+  assert.match(await page.textContent("#flash"), /Created\. Journaled as run req-r_[a-z0-9-]+-create/);
   assert.equal(await page.textContent("#obs-title"), "Coupon field accepts codes only after the cart loads");
   const id = page.url().match(/observations\/(obs_[^?]+)/)[1];
   const stored = await api(`/observations/${id}`);

@@ -82,7 +82,7 @@ test("deprecate it and see the journal entry", async () => {
   await form.locator('input[name="reasoning"]').fill("badge updates instantly since the redesign");
   await Promise.all([page.waitForURL(/done=deprecated/), page.click("#deprecate")]);
   assert.equal(await page.textContent("#obs-trust"), "0.7");
-  assert.match(await page.textContent("#flash"), /Deprecated\. Journaled as run r_/);
+  assert.match(await page.textContent("#flash"), /Deprecated\. Journaled as run req-r_[a-z0-9-]+-deprecate/);
   const entry = page.locator("#timeline li.entry").first();
   assert.match(await entry.textContent(), /deprecate/);
   assert.match(await entry.textContent(), /trust 0\.8 → 0\.7/);

@@ -81,6 +81,17 @@ impl Once {
         self.0.as_ref()
     }
 
+    /// The key a web UI form carried (`form_key`, one per rendered page) for its `action`: a
+    /// second submit of the same form (a double click, a resubmit while the lock was busy) is
+    /// answered with the change the first made. A form without one is a change each time.
+    pub(crate) fn of_form(form_key: &str, action: &str) -> Once {
+        let key = form_key.trim();
+        if key.is_empty() {
+            return Once(None);
+        }
+        Once(IdempotencyKey::parse(&format!("{key}-{action}")).ok())
+    }
+
     fn run_id(&self) -> String {
         once::run_id_for(self.key())
     }
@@ -308,12 +319,28 @@ enum Decided {
     Delete(String),
 }
 
-/// Edits title, content and/or trust.
+/// What an observation's editable state was when a form showed it: a fingerprint of its title,
+/// content, trust and counts. An edit sent with one is refused (409 `changed_since`) when the
+/// observation has changed since, so a stale page never writes old values back.
+pub(crate) fn version(o: &Observation) -> String {
+    curator_engine::curate::content_run_id(&serde_json::json!([
+        o.title,
+        o.content,
+        o.trust,
+        o.confirmed_count,
+        o.contradicted_count,
+        o.last_confirmed
+    ]))
+}
+
+/// Edits title, content and/or trust; with `seen`, only if the observation is still at that
+/// [`version`].
 pub(crate) fn edit(
     state: &AppState,
     id: &ObservationId,
     edit: Edit,
     once: &Once,
+    seen: Option<&str>,
 ) -> Result<Changed, ApiError> {
     if edit.title.is_none() && edit.content.is_none() && edit.trust.is_none() {
         return Err(ApiError::bad_request("an edit needs at least one of title, content, trust"));
@@ -331,6 +358,15 @@ pub(crate) fn edit(
             })
     };
     let mut changed = change(state, id, once, &made, &|before| {
+        if seen.is_some_and(|v| v != version(before)) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "changed_since",
+                "this observation changed after the page was loaded (another run or person \
+                 confirmed, deprecated or edited it); nothing was saved. Its current values are \
+                 shown above; your text is kept in the form below.",
+            ));
+        }
         let mut after = before.clone();
         if let Some(t) = &title {
             after.title.clone_from(t);

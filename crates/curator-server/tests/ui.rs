@@ -179,6 +179,71 @@ async fn buttons_confirm_deprecate_edit_and_delete_then_redirect_back() {
     assert_eq!(get(&app, &page).await.status, StatusCode::NOT_FOUND);
 }
 
+/// The value of the hidden input `name` in a page.
+fn hidden(html: &str, name: &str) -> String {
+    let at = html.find(&format!("name=\"{name}\" value=\"")).unwrap_or_else(|| panic!("{name}"));
+    let rest = &html[at + name.len() + 15..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+/// A page loaded before another client confirmed the observation: saving it is refused with
+/// the current values shown and the typed text kept, so old values are never written back.
+#[tokio::test]
+async fn a_stale_edit_form_is_refused_and_keeps_what_was_typed() {
+    let f = Fixture::new();
+    let app = f.app();
+    let page = format!("/observations/{CART_BADGE}");
+    let html = get(&app, &page).await.text;
+    let (key, version) = (hidden(&html, "form_key"), hidden(&html, "version"));
+    post(&app, &format!("/api/v1/observations/{CART_BADGE}/confirm")).await;
+    let body =
+        format!("title=Badge+lags+behind&content=&trust=0.8&form_key={key}&version={version}");
+    let refused = form(&app, &format!("{page}/edit"), &body).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text);
+    assert!(refused.text.contains("id=\"edit-error\""), "{}", refused.text);
+    assert!(refused.text.contains("value=\"Badge lags behind\""), "the typed title is kept");
+    assert!(refused.text.contains("<b id=\"obs-trust\">0.85</b>"), "the current trust is shown");
+    let badge = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
+    assert_eq!((&badge["trust"], &badge["confirmed_count"]), (&json!(0.85), &json!(7)));
+    // Saved from the fresh page, it applies.
+    let html = get(&app, &page).await.text;
+    let body = format!(
+        "title=Badge+lags+behind&trust=0.85&form_key={}&version={}",
+        hidden(&html, "form_key"),
+        hidden(&html, "version")
+    );
+    assert!(location(&form(&app, &format!("{page}/edit"), &body).await).contains("done=edited"));
+}
+
+/// A form sent twice (a double click, a resubmit while the lock was busy) is one change: the
+/// second is answered with the first's, as a keyed API write is.
+#[tokio::test]
+async fn a_form_sent_twice_changes_memory_once() {
+    let f = Fixture::new();
+    let app = f.app();
+    let page = format!("/observations/{CART_BADGE}");
+    let count = || async {
+        get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json()["confirmed_count"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = count().await;
+    let key = hidden(&get(&app, &page).await.text, "form_key");
+    let first = location(&form(&app, &format!("{page}/confirm"), &format!("form_key={key}")).await);
+    let again = location(&form(&app, &format!("{page}/confirm"), &format!("form_key={key}")).await);
+    assert_eq!(first, again, "the same run answers both");
+    assert_eq!(count().await, before + 1);
+    let key = hidden(&get(&app, "/observations/new").await.text, "form_key");
+    let create = format!(
+        "tier=products&scope={PRODUCT}&title=Twice&content=Sent+twice.&source_test={TEST_ID}&form_key={key}"
+    );
+    let first = location(&form(&app, "/observations/new", &create).await);
+    let again = location(&form(&app, "/observations/new", &create).await);
+    assert_eq!(first, again);
+    let shop = get(&app, &format!("/api/v1/observations?scope={PRODUCT}&q=Twice")).await.json();
+    assert_eq!(shop["total"], 1, "{shop}");
+}
+
 #[tokio::test]
 async fn a_cross_site_form_post_is_refused() {
     let f = Fixture::new();

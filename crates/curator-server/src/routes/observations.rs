@@ -162,7 +162,7 @@ async fn edit(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = ops::parse_id(&id)?;
     let once = Once::from_headers(&headers)?;
-    let changed = blocking(&state, move |s| ops::edit(&s, &id, body, &once)).await?;
+    let changed = blocking(&state, move |s| ops::edit(&s, &id, body, &once, None)).await?;
     Ok(Json(changed_body(&changed)))
 }
 

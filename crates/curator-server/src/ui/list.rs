@@ -272,6 +272,9 @@ pub(crate) struct CreateForm {
     trust: String,
     #[serde(default)]
     reasoning: String,
+    /// The page's key ([`ops::Once::of_form`]): a second submit creates nothing more.
+    #[serde(default)]
+    form_key: String,
 }
 
 #[derive(Template)]
@@ -303,6 +306,10 @@ fn create_page(
     .into_iter()
     .map(|(name, label)| (name, label, form.tier == name))
     .collect();
+    let mut form = form;
+    if form.form_key.trim().is_empty() {
+        form.form_key = curator_core::generate_run_id();
+    }
     Ok(CreatePage { nav: "new", flash: None, error, form, tiers, scopes })
 }
 
@@ -343,7 +350,8 @@ pub(crate) async fn create(
     Form(form): Form<CreateForm>,
 ) -> Response {
     let result = blocking(&state, move |s| {
-        let outcome = to_new(&form).and_then(|new| ops::create(&s, new, &ops::Once::default()));
+        let once = ops::Once::of_form(&form.form_key, "create");
+        let outcome = to_new(&form).and_then(|new| ops::create(&s, new, &once));
         match outcome {
             Ok(changed) => Ok(Ok(changed)),
             // A refusal shows the form again, filled in, with the reason and the error's status.

@@ -167,7 +167,8 @@ impl Pager {
         let mut links = Vec::new();
         if page > 1 {
             links.push(PageLink { label: "« first", href: href(1) });
-            links.push(PageLink { label: "‹ previous", href: href(page - 1) });
+            // Past the last page (a stale link, a hand-typed number), back to the last one.
+            links.push(PageLink { label: "‹ previous", href: href((page - 1).min(pages)) });
         }
         if page < pages {
             links.push(PageLink { label: "next ›", href: href(page + 1) });
@@ -176,7 +177,7 @@ impl Pager {
         let offset = Self::offset(page);
         Pager {
             first: if shown == 0 { 0 } else { offset + 1 },
-            last: offset + shown,
+            last: if shown == 0 { 0 } else { offset + shown },
             total,
             page,
             pages,
@@ -193,6 +194,14 @@ impl Pager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_past_the_last_shows_nothing_and_links_back() {
+        let p = Pager::new("/", 99, 324, 0, &[]);
+        assert_eq!((p.first, p.last, p.pages), (0, 0, 4));
+        let hrefs: Vec<&str> = p.links.iter().map(|l| l.href.as_str()).collect();
+        assert_eq!(hrefs, ["/?page=1", "/?page=4"]);
+    }
 
     #[test]
     fn pagers_link_the_other_pages_keeping_the_filters() {

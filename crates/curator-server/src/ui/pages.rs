@@ -11,7 +11,8 @@
 
 use askama::Template;
 use axum::extract::{Form, Path, Query, State};
-use axum::response::Response;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use curator_core::{ScopeName, Tier};
 use curator_store::{JournalEntry, JournalFilter, ListFilter, ListingPage, StoredObservation};
 use serde::Deserialize;
@@ -148,7 +149,7 @@ fn overview_page(state: &AppState, params: PageParams) -> Result<Overview, ApiEr
     let tier_text = params.tier.clone().unwrap_or_default();
     let tier =
         Some(tier_text.as_str()).filter(|t| !t.is_empty()).map(str::parse::<Tier>).transpose()?;
-    let needle = params.q.as_deref().map(str::to_lowercase).filter(|q| !q.trim().is_empty());
+    let needle = params.q.as_deref().map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
     let page = params.page.unwrap_or(1).max(1);
     let offset = Pager::offset(page);
     let filter = ListFilter { tier, scope: None };
@@ -299,12 +300,27 @@ struct ObservationPage {
     file_text: String,
     timeline: Vec<TimelineItem>,
     evidence: curator_store::evidence::Evidence,
+    /// One key per rendered page: each form sends it, so a second submit of it is one change.
+    form_key: String,
+    /// [`ops::version`] of the observation shown, which the edit form sends back.
+    version: String,
+    /// What the edit form holds: the observation's values, or what a refused edit sent.
+    form_title: String,
+    form_content: String,
+    form_trust: String,
+    form_reasoning: String,
+    /// Why the last edit was refused (the form keeps what was typed).
+    error: Option<String>,
 }
+
+/// A refused edit: what was typed, and why it was refused.
+type Refused<'a> = (&'a EditForm, &'a str);
 
 fn observation_page(
     state: &AppState,
     raw_id: &str,
     params: &PageParams,
+    refused: Option<Refused<'_>>,
 ) -> Result<ObservationPage, ApiError> {
     let id = ops::parse_id(raw_id)?;
     let stored = state.store().get(&id)?;
@@ -351,6 +367,13 @@ fn observation_page(
         file_text,
         timeline: timeline(entries),
         evidence,
+        form_key: curator_core::generate_run_id(),
+        version: ops::version(o),
+        form_title: refused.map_or_else(|| o.title.clone(), |(f, _)| f.title.clone()),
+        form_content: refused.map_or_else(|| o.content.clone(), |(f, _)| f.content.clone()),
+        form_trust: refused.map_or_else(|| o.trust.to_string(), |(f, _)| f.trust.clone()),
+        form_reasoning: refused.map(|(f, _)| f.reasoning.clone()).unwrap_or_default(),
+        error: refused.map(|(_, why)| why.to_owned()),
     })
 }
 
@@ -359,14 +382,14 @@ pub(crate) async fn observation(
     Path(id): Path<String>,
     Query(params): Query<PageParams>,
 ) -> Response {
-    match blocking(&state, move |s| observation_page(&s, &id, &params)).await {
+    match blocking(&state, move |s| observation_page(&s, &id, &params, None)).await {
         Ok(page) => render(&page),
         Err(e) => error_page(&e, "/"),
     }
 }
 
 /// The fields of the edit form (all strings: an empty one means "unchanged").
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 pub(crate) struct EditForm {
     #[serde(default)]
     title: String,
@@ -376,20 +399,28 @@ pub(crate) struct EditForm {
     trust: String,
     #[serde(default)]
     reasoning: String,
+    /// The page's key ([`ops::Once::of_form`]).
+    #[serde(default)]
+    form_key: String,
+    /// The [`ops::version`] the page showed: saving refuses if the observation changed since.
+    #[serde(default)]
+    version: String,
 }
 
-/// The reason field of the confirm / deprecate / delete forms.
+/// The reason field of the confirm / deprecate / delete forms, and the page's key.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ReasonForm {
     #[serde(default)]
     pub(crate) reasoning: String,
+    #[serde(default)]
+    pub(crate) form_key: String,
 }
 
 pub(crate) fn non_empty(s: String) -> Option<String> {
     if s.trim().is_empty() { None } else { Some(s) }
 }
 
-fn parse_edit(form: EditForm) -> Result<Edit, ApiError> {
+fn parse_edit(form: &EditForm) -> Result<Edit, ApiError> {
     let trust = match form.trust.trim() {
         "" => None,
         t => Some(t.parse::<f64>().map_err(|_| {
@@ -397,10 +428,10 @@ fn parse_edit(form: EditForm) -> Result<Edit, ApiError> {
         })?),
     };
     Ok(Edit {
-        title: non_empty(form.title),
-        content: non_empty(form.content),
+        title: non_empty(form.title.clone()),
+        content: non_empty(form.content.clone()),
         trust,
-        reasoning: non_empty(form.reasoning),
+        reasoning: non_empty(form.reasoning.clone()),
     })
 }
 
@@ -411,12 +442,25 @@ pub(crate) async fn edit(
 ) -> Response {
     let page = format!("/observations/{id}");
     let result = blocking(&state, move |s| {
-        let id = ops::parse_id(&id)?;
-        ops::edit(&s, &id, parse_edit(form)?, &ops::Once::default())
+        let parsed = ops::parse_id(&id)?;
+        let once = ops::Once::of_form(&form.form_key, "edit");
+        let seen = non_empty(form.version.clone());
+        match parse_edit(&form).and_then(|e| ops::edit(&s, &parsed, e, &once, seen.as_deref())) {
+            Ok(changed) => Ok(Ok(changed)),
+            // Refused (stale, empty, out of range): the page again, current values above and
+            // what was typed in the form, so nothing typed is lost.
+            Err(e) if e.status().is_client_error() && e.status() != StatusCode::NOT_FOUND => {
+                let shown =
+                    observation_page(&s, &id, &PageParams::default(), Some((&form, e.message())))?;
+                Ok(Err((e.status(), shown)))
+            }
+            Err(e) => Err(e),
+        }
     })
     .await;
     match result {
-        Ok(changed) => done(&page, "edited", Some(&changed.run_id)),
+        Ok(Ok(changed)) => done(&page, "edited", Some(&changed.run_id)),
+        Ok(Err((status, shown))) => (status, render(&shown)).into_response(),
         Err(e) => error_page(&e, &page),
     }
 }
@@ -435,9 +479,15 @@ async fn click(state: AppState, id: String, form: ReasonForm, click: Click) -> R
         let id = ops::parse_id(&id)?;
         let reason = non_empty(form.reasoning);
         match click {
-            Click::Confirm => ops::confirm(&s, &id, reason, &ops::Once::default()),
-            Click::Deprecate => ops::deprecate(&s, &id, reason, &ops::Once::default()),
-            Click::Delete => ops::delete(&s, &id, reason, &ops::Once::default()),
+            Click::Confirm => {
+                ops::confirm(&s, &id, reason, &ops::Once::of_form(&form.form_key, "confirm"))
+            }
+            Click::Deprecate => {
+                ops::deprecate(&s, &id, reason, &ops::Once::of_form(&form.form_key, "deprecate"))
+            }
+            Click::Delete => {
+                ops::delete(&s, &id, reason, &ops::Once::of_form(&form.form_key, "delete"))
+            }
         }
     })
     .await;

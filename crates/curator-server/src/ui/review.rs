@@ -71,9 +71,12 @@ pub(crate) async fn page(
 }
 
 async fn decide(state: AppState, id: String, form: ReasonForm, approve: bool) -> Response {
-    let result =
-        blocking(&state, move |s| pending::decide(&s, &id, approve, non_empty(form.reasoning)))
-            .await;
+    let result = blocking(&state, move |s| {
+        let what = if approve { "approved" } else { "rejected" };
+        let reason = non_empty(form.reasoning).unwrap_or_else(|| format!("{what} in the web UI"));
+        pending::decide(&s, &id, approve, Some(reason))
+    })
+    .await;
     match result {
         Ok(outcome) => {
             let what = if approve { "approved" } else { "rejected" };
