@@ -303,6 +303,18 @@ pub(crate) struct RmArgs {
 /// `curator curate`.
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("provider").args(["decisions", "llm", "rules"]))]
+#[command(after_help = "\
+Decisions file (--decisions), agent-qa's schema:
+  {\"decisions\": [
+    {\"action\": \"add\", \"title\": \"…\", \"content\": \"…\", \"scope\": \"product\", \"reasoning\": \"…\"},
+    {\"action\": \"update\", \"observationId\": \"obs_…\", \"reasoning\": \"…\"},
+    {\"action\": \"deprecate\", \"observationId\": \"obs_…\", \"reasoning\": \"…\"},
+    {\"action\": \"noop\", \"reasoning\": \"…\"}]}
+  (an add's scope is product, suite or test; every field shown is required)
+
+Exit codes: 0 applied, or already applied (a retry changes nothing); 1 bad input (run record,
+decisions, config); 75 nothing applied for now (the curator lock was not taken in time, the LLM
+call failed, the database is unreachable): curate the same record again, it is applied once.")]
 pub(crate) struct CurateArgs {
     /// The run record file (JSON; `-` reads stdin). Steps without `injected` take the ids
     /// recorded by `query --run-id` for the record's `run_id`.

@@ -131,12 +131,38 @@ impl Context {
                 self.root.display()
             );
         }
+        if let Some(memory) = self.workspace_memory_root() {
+            bail!(
+                "{} is a workspace, not a memory root: it holds {DEFAULT_CONFIG_FILE} and no \
+                 products/, suites/ or tests/ folder, and its memory root is {} (pass --root {}, \
+                 or run from the workspace without --root)",
+                self.root.display(),
+                memory.display(),
+                memory.display()
+            );
+        }
         let options = FileStoreOptions {
             lock_timeout: Duration::from_millis(self.config.memory.lock_timeout_ms),
             ..FileStoreOptions::default()
         };
         FileStore::open(&self.root, options)
             .with_context(|| format!("opening memory root {}", self.root.display()))
+    }
+
+    /// The memory root beside a workspace that `--root` named by mistake: the root holds
+    /// agent-qa's config file and no tier folder, and the memory root the config names (or
+    /// `agent-qa-memory/`) holds one. Written into, the workspace would take runs whose memory
+    /// lives next door (their confirmations lost to the real root).
+    fn workspace_memory_root(&self) -> Option<PathBuf> {
+        let has_tiers =
+            |dir: &Path| ["products", "suites", "tests"].iter().any(|t| dir.join(t).is_dir());
+        if !self.root.join(DEFAULT_CONFIG_FILE).is_file() || has_tiers(&self.root) {
+            return None;
+        }
+        let configured =
+            load_config(Some(&self.root.join(DEFAULT_CONFIG_FILE))).ok().map(|c| c.memory_root());
+        let candidates = configured.into_iter().chain([self.root.join("agent-qa-memory")]);
+        candidates.filter(|c| c != &self.root).find(|c| has_tiers(c))
     }
 
     /// The curator settings of the config: trust deltas, ablation, blame policy, review gate.

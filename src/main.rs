@@ -24,6 +24,14 @@ fn main() -> ExitCode {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let code = if err.use_stderr() { 2 } else { 0 };
             let _ = err.print();
+            // `--json` promises one JSON document on stdout, usage errors included.
+            if err.use_stderr() && argv.iter().skip(1).any(|a| a == "--json") {
+                let message = err.render().to_string();
+                let message = message.trim().trim_start_matches("error: ");
+                let _ = output::print_json(&serde_json::json!({
+                    "error": { "message": message, "kind": "usage" }
+                }));
+            }
             return ExitCode::from(code);
         }
     };
@@ -31,6 +39,8 @@ fn main() -> ExitCode {
     let json = args.global.json;
     match cmd::run(args) {
         Ok(code) => code,
+        // A reader that stopped early (`curator --json list | head`): nothing left to say.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let message = error_chain(&err);
             eprintln!("error: {message}");
@@ -42,6 +52,17 @@ fn main() -> ExitCode {
             ExitCode::from(if is_lock_timeout(&err) { cmd::curate::UNAPPLIED_EXIT } else { 1 })
         }
     }
+}
+
+/// Whether `err` is stdout's reader having gone away.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause.downcast_ref::<serde_json::Error>().and_then(|e| e.io_error_kind())
+                == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// A write that could not take the lock in time changed nothing: exit 75 ("try again"), as

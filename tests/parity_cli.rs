@@ -224,6 +224,12 @@ fn memory_disabled_in_the_config_injects_and_curates_nothing() {
     let (_, err) = dir.curator(&["curate", "-"]).stdin(failed_run("r_off")).expect_code(0);
     assert!(err.contains("nothing curated"), "{err}");
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
+    // A script reading --json gets a document saying so; a record that is not there is still
+    // an error.
+    let (out, _) =
+        dir.curator(&["--json", "curate", "-"]).stdin(failed_run("r_off")).expect_code(0);
+    assert_eq!(json_of(&out)["curated"], false, "{out}");
+    dir.curator(&["curate", "no-such-run.json"]).expect_code(1);
 }
 
 /// The MemoryLog's snapshots write a whole trust as agent-qa's `JSON.stringify` does: `1`.

@@ -488,3 +488,64 @@ fn a_run_session_lock_left_by_a_killed_query_is_taken_over() {
     assert!(dir.read(".curator/runs/run-k.json").contains(ID_A));
     assert!(!dir.root().join(".curator/runs/run-k.lock").exists(), "released after use");
 }
+
+/// A memory root the querying user cannot write (mounted read-only, another user's) is still
+/// served: the index cannot be written, so the step is answered from the files in RAM, with the
+/// same block. As root (which writes anywhere) the query runs as `nobody` through setpriv.
+#[test]
+fn a_root_the_user_cannot_write_is_served_from_the_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = seeded("query-read-only");
+    let args = ["query", "--product", "acme", "--test", TEST, "Login button"];
+    let expected = dir.curator(&args).stdout();
+    assert!(expected.contains("Login button stays disabled"), "{expected}");
+    std::fs::remove_dir_all(dir.root().join(".curator")).unwrap();
+    let mut read_only = vec![dir.path().to_path_buf()];
+    for entry in walk(&dir.root()) {
+        read_only.push(entry);
+    }
+    for path in &read_only {
+        let mode = if path.is_dir() { 0o555 } else { 0o444 };
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let bin = assert_cmd::cargo::cargo_bin("curator");
+    let root = dir.root();
+    // `/proc/self` belongs to this process's effective user.
+    let euid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
+    let mut cmd = if euid == 0 {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&bin);
+        c
+    } else {
+        std::process::Command::new(&bin)
+    };
+    let out = cmd
+        .env_remove("CURATOR_ROOT")
+        .current_dir("/")
+        .arg("--root")
+        .arg(&root)
+        .args(args)
+        .output()
+        .unwrap();
+    for path in &read_only {
+        let mode = if path.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{stderr}");
+    assert!(!root.join(".curator").exists(), "nothing was written");
+}
+
+/// Every folder and file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
+}

@@ -264,6 +264,14 @@ fn rm_deletes_and_journals() {
         journal
     );
     dir.curator(&["rm", ID_B]).expect_code(1);
+    // Under a run id of its own, which `undo` takes to restore the file byte for byte.
+    let run = again["run_id"].as_str().unwrap().to_owned();
+    assert!(run.starts_with("r_"), "{again}");
+    dir.curator(&["undo", &run]).stdout();
+    assert_eq!(
+        std::fs::read_to_string(dir.root().join(format!("products/acme/{ID_A}.md"))).unwrap(),
+        observation_file(ID_A, "A fact", "0.9", "a")
+    );
 }
 
 #[test]
@@ -277,6 +285,22 @@ fn lint_of_a_folder_without_tiers_asks_whether_it_is_the_root() {
     std::fs::create_dir(dir.root().join("tests")).unwrap();
     let (_, err) = dir.curator(&["lint"]).expect_code(0);
     assert!(!err.contains("holds no"), "{err}");
+}
+
+/// `--root` naming the workspace (the folder of agent-qa.config.yaml) instead of its memory root
+/// is refused with the root to use: a query there found nothing and a curate wrote the run's
+/// journal into the workspace, its confirmations lost to the real root.
+#[test]
+fn a_workspace_named_as_the_root_is_refused_with_its_memory_root() {
+    let dir = Dir::new("workspace-root");
+    let ws = dir.path().join("ws");
+    dir.curator(&["init", "--example"]).cmd.arg(&ws).assert().success();
+    let mut cmd = dir.curator(&["list"]);
+    cmd.cmd.arg("--root").arg(&ws);
+    let (_, err) = cmd.expect_code(1);
+    assert!(err.contains("is a workspace, not a memory root"), "{err}");
+    assert!(err.contains(&ws.join("agent-qa-memory").display().to_string()), "{err}");
+    assert!(!ws.join(".curator").exists(), "nothing written into the workspace");
 }
 
 #[test]
@@ -324,6 +348,11 @@ fn usage_errors_exit_2_and_help_exits_0() {
     let dir = Dir::new("usage");
     dir.curator(&["frobnicate"]).expect_code(2);
     dir.curator(&["add", "--tier", "product"]).expect_code(2);
+    // With --json, a script gets the usage error as the one JSON document on stdout too.
+    let (out, _) = dir.curator(&["show", "--json"]).expect_code(2);
+    let error: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(error["error"]["kind"], "usage", "{out}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("<ID>"), "{out}");
     for cmd in ["init", "add", "show", "list", "rm", "lint"] {
         let (out, _) = dir.curator(&[cmd, "--help"]).expect_code(0);
         assert!(out.contains("Usage:"), "{cmd}: {out}");

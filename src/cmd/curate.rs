@@ -36,15 +36,14 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     if is_stdin(run_record) && args.decisions.as_deref().is_some_and(is_stdin) {
         bail!("the run record and --decisions cannot both read stdin");
     }
-    // agent-qa has no memory provider at all when `enabled: false` (§2).
-    if !ctx.config.memory.enabled {
-        eprintln!("curator: services.memory.enabled is false in the config; nothing curated");
-        return Ok(ExitCode::SUCCESS);
-    }
     let unknown = unknown_keys(ctx);
     let text = read_input(run_record)?;
     let mut record = RunRecord::from_json_with(&text, unknown)
         .with_context(|| format!("in run record {}", run_record.display()))?;
+    // agent-qa has no memory provider at all when `enabled: false` (§2).
+    if !ctx.config.memory.enabled {
+        return skipped(ctx, "services.memory.enabled is false in the config; nothing curated");
+    }
     let store = ctx.store()?;
     let store = store.as_ref();
     curator_engine::session::fill_from_session(store, &mut record).with_context(|| {
@@ -63,11 +62,11 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         if let Some(key) = &args.breaker {
             record_breaker(ctx, store, key, &record.journal_run_id(), &record)?;
         }
-        eprintln!(
-            "curator: services.memory.curatorEnabled is false in the config; nothing curated \
-             (only a failure an ablation rerun blames on memory is)"
+        return skipped(
+            ctx,
+            "services.memory.curatorEnabled is false in the config; nothing curated (only a \
+             failure an ablation rerun blames on memory is)",
         );
-        return Ok(ExitCode::SUCCESS);
     }
     let provider: Box<dyn DecisionProvider> = match &args.decisions {
         Some(path) => {
@@ -119,6 +118,16 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     }
     if !ctx.json {
         eprintln!("{}", outcome_note(&log));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A run the config says not to curate: said on stderr, and with `--json` as the one document
+/// on stdout (`{"curated": false, "reason": …}`), so a script is not left with nothing to read.
+fn skipped(ctx: &Context, reason: &str) -> Result<ExitCode> {
+    eprintln!("curator: {reason}");
+    if ctx.json {
+        output::print_json(&serde_json::json!({ "curated": false, "reason": reason }))?;
     }
     Ok(ExitCode::SUCCESS)
 }

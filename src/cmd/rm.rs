@@ -20,7 +20,9 @@ pub(crate) fn run(ctx: &Context, args: &RmArgs) -> Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    store.transact(None, &mut |tx| {
+    // Under a run id of its own, as every other write: `undo` restores what it deleted.
+    let run_id = curator_core::generate_run_id();
+    store.transact(Some(&run_id), &mut |tx| {
         tx.delete(stored.tier, &stored.scope, &id, Action::Delete, &args.reason)
     })?;
     if ctx.json {
@@ -28,9 +30,12 @@ pub(crate) fn run(ctx: &Context, args: &RmArgs) -> Result<ExitCode> {
             "deleted": id.as_str(),
             "tier": stored.tier.dir_name(),
             "scope": stored.scope.as_str(),
+            "run_id": run_id,
+            "already_applied": false,
         }))?;
     } else {
         output::print_text(&format!("deleted {id} ({}/{})\n", stored.tier, stored.scope))?;
+        eprintln!("curator: journaled as run {run_id}; `curator undo {run_id}` restores it");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -48,16 +53,18 @@ fn already_deleted(
     if last.after.is_some() {
         return None;
     }
-    let run = last.run_id.unwrap_or_default();
+    let run = last.run_id;
     let printed = if ctx.json {
         output::print_json(&serde_json::json!({
             "deleted": id.as_str(),
             "tier": last.tier,
             "scope": last.scope,
+            "run_id": run,
             "already_applied": true,
         }))
     } else {
-        eprintln!("curator: {id} was already deleted (run {run}); nothing changed");
+        let by = run.map_or(String::new(), |r| format!(" by run {r}"));
+        eprintln!("curator: {id} was already deleted{by}; nothing changed");
         Ok(())
     };
     Some(printed.map(|()| ExitCode::SUCCESS))

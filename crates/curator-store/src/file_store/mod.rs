@@ -431,7 +431,13 @@ impl Store for FileStore {
                     *slot = Some(Arc::clone(&index));
                     index
                 }
-                Err(IndexError::Io { path, source }) => return Err(Error::io(path, source)),
+                // A root that is gone or unreadable is an error; one that only cannot be
+                // written (read-only, another user's) is served from RAM below.
+                Err(IndexError::Io { path, source })
+                    if !crate::index::unwritable(source.kind()) =>
+                {
+                    return Err(Error::io(path, source));
+                }
                 Err(e) => {
                     drop(slot);
                     tracing::warn!(error = %e, "index unavailable; answering from the files in RAM");
@@ -442,6 +448,10 @@ impl Store for FileStore {
         drop(slot);
         match index.search(req) {
             Ok(hits) => Ok(hits),
+            Err(e) if e.is_unwritable() => {
+                tracing::warn!(error = %e, "index cannot be written; answering from the files in RAM");
+                Ok(search_files(&self.root, req)?)
+            }
             Err(e) => {
                 self.search_index.lock().unwrap_or_else(PoisonError::into_inner).take();
                 Err(e.into())

@@ -77,6 +77,19 @@ pub enum IndexError {
     Tantivy(String),
 }
 
+impl IndexError {
+    /// The index's folder cannot be written (a read-only root, another user's memory): the
+    /// files can still be read and served, from RAM.
+    pub fn is_unwritable(&self) -> bool {
+        matches!(self, IndexError::Io { source, .. } if unwritable(source.kind()))
+    }
+}
+
+/// An I/O error kind that says a folder cannot be written, not that its files are gone.
+pub(crate) fn unwritable(kind: std::io::ErrorKind) -> bool {
+    matches!(kind, std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem)
+}
+
 impl From<TantivyError> for IndexError {
     fn from(e: TantivyError) -> Self {
         IndexError::Tantivy(e.to_string())
