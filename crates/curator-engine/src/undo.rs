@@ -68,7 +68,7 @@ pub enum UndoError {
     InvalidRunId { run_id: String },
     /// No change was ever journaled under this run id.
     #[error(
-        "run {run_id} is not in the journal: no change was recorded under this run id (a run that changed nothing leaves no entry)"
+        "run {run_id} is not in the journal: nothing was recorded under this run id (check the run id a MemoryLog or `curator history ID` shows)"
     )]
     UnknownRun { run_id: String },
     #[error("run {run_id} changed no file: nothing to undo")]

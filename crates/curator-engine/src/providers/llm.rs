@@ -74,7 +74,11 @@ impl LlmProvider {
     /// Checks the configuration and reads the API key from the named variable.
     pub fn new(config: LlmConfig) -> Result<Self, ProviderError> {
         if config.model.trim().is_empty() {
-            return Err(ProviderError::Config("curator.llm.model is empty".into()));
+            return Err(ProviderError::Config(
+                "curator.llm.model is not set: give the config a `curator:` block with \
+                 `llm: {model: …}` (and `baseUrl`, `apiKeyEnv` unless OpenAI's defaults fit)"
+                    .into(),
+            ));
         }
         if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
             return Err(ProviderError::Config(format!(
