@@ -67,7 +67,7 @@ impl<T: DeserializeOwned + Send> FromRequestParts<AppState> for ApiQuery<T> {
 }
 
 /// Decodes a query string through axum's own `Query` deserializer, keeping its message.
-fn serde_urlencoded_like<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+pub(crate) fn serde_urlencoded_like<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     let uri: axum::http::Uri = format!("/?{query}")
         .parse()
         .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))?;

@@ -244,6 +244,20 @@ async fn a_form_sent_twice_changes_memory_once() {
     assert_eq!(shop["total"], 1, "{shop}");
 }
 
+/// A malformed page parameter is the UI's HTML error page with a way back, not a plain-text
+/// rejection.
+#[tokio::test]
+async fn a_malformed_query_parameter_is_an_html_error_page() {
+    let f = Fixture::new();
+    let app = f.app();
+    for path in ["/?page=abc", "/review?page=-1"] {
+        let page = get(&app, path).await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{path}: {}", page.text);
+        assert!(page.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/html"));
+        assert!(page.text.contains("invalid query"), "{path}: {}", page.text);
+    }
+}
+
 #[tokio::test]
 async fn a_cross_site_form_post_is_refused() {
     let f = Fixture::new();

@@ -9,13 +9,13 @@
 //! the reason. Everything is links, buttons and a select: usable from the keyboard alone.
 
 use askama::Template;
-use axum::extract::rejection::{FormRejection, QueryRejection};
-use axum::extract::{Form, Path, Query, State};
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Form, Path, State};
 use axum::response::Response;
 use curator_harness::{ArchivePage, ArchiveRecord, Disposition, RawTail, Status};
 use serde::Deserialize;
 
-use super::{done, error_page, flash, render};
+use super::{UiQuery, done, error_page, flash, render};
 use crate::error::ApiError;
 use crate::routes::harness::{self as api_harness, ArchiveQuery, HarnessView};
 use crate::state::{AppState, blocking};
@@ -208,12 +208,8 @@ fn bad_input(what: &str, detail: String) -> Response {
 
 pub(crate) async fn page(
     State(state): State<AppState>,
-    q: Result<Query<HarnessQuery>, QueryRejection>,
+    UiQuery(q): UiQuery<HarnessQuery>,
 ) -> Response {
-    let q = match q {
-        Ok(Query(q)) => q,
-        Err(e) => return bad_input("query parameter", e.body_text()),
-    };
     let message = flash(q.done.as_deref(), None);
     match blocking(&state, move |s| harness_page(&s, message, &q)).await {
         Ok(page) => render(&page),

@@ -12,13 +12,13 @@
 //! entry under a fresh run id. A refused form is shown again with its values and the reason.
 
 use askama::Template;
-use axum::extract::{Form, Query, State};
+use axum::extract::{Form, State};
 use axum::response::{IntoResponse, Response};
 use curator_core::Tier;
 use curator_store::{ListFilter, StoredObservation};
 use serde::Deserialize;
 
-use super::{PAGE_SIZE, Pager, done, error_page, render};
+use super::{PAGE_SIZE, Pager, UiQuery, done, error_page, render};
 use crate::error::ApiError;
 use crate::ops::{self, NewObservation};
 use crate::state::{AppState, blocking};
@@ -247,7 +247,7 @@ fn list_page(state: &AppState, params: ListParams) -> Result<ListPage, ApiError>
 
 pub(crate) async fn list(
     State(state): State<AppState>,
-    Query(params): Query<ListParams>,
+    UiQuery(params): UiQuery<ListParams>,
 ) -> Response {
     match blocking(&state, move |s| list_page(&s, params)).await {
         Ok(page) => render(&page),

@@ -26,6 +26,26 @@ use axum::routing::{get, post};
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// A page's query parameters; a malformed one (`?page=abc`) is the UI's HTML error page, as
+/// every other refusal a person sees, not axum's plain-text rejection.
+pub(crate) struct UiQuery<T>(pub(crate) T);
+
+impl<T: serde::de::DeserializeOwned + Send> axum::extract::FromRequestParts<AppState>
+    for UiQuery<T>
+{
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &AppState,
+    ) -> Result<Self, Response> {
+        let query = parts.uri.query().unwrap_or("");
+        crate::extract::serde_urlencoded_like(query)
+            .map(UiQuery)
+            .map_err(|e| error_page(&e, parts.uri.path()))
+    }
+}
+
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(pages::overview))

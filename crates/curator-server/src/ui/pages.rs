@@ -10,7 +10,7 @@
 //! every file of the chosen tier, since it searches their text.
 
 use askama::Template;
-use axum::extract::{Form, Path, Query, State};
+use axum::extract::{Form, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use curator_core::{ScopeName, Tier};
@@ -18,7 +18,7 @@ use curator_store::{JournalEntry, JournalFilter, ListFilter, ListingPage, Stored
 use serde::Deserialize;
 
 use super::diff::{EntryDiff, entry_diff};
-use super::{PAGE_SIZE, Pager, done, error_page, flash, render};
+use super::{PAGE_SIZE, Pager, UiQuery, done, error_page, flash, render};
 use crate::error::ApiError;
 use crate::ops::{self, Edit};
 use crate::state::{AppState, blocking};
@@ -225,7 +225,7 @@ fn overview_page(state: &AppState, params: PageParams) -> Result<Overview, ApiEr
 
 pub(crate) async fn overview(
     State(state): State<AppState>,
-    Query(params): Query<PageParams>,
+    UiQuery(params): UiQuery<PageParams>,
 ) -> Response {
     match blocking(&state, move |s| overview_page(&s, params)).await {
         Ok(page) => render(&page),
@@ -380,7 +380,7 @@ fn observation_page(
 pub(crate) async fn observation(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Query(params): Query<PageParams>,
+    UiQuery(params): UiQuery<PageParams>,
 ) -> Response {
     match blocking(&state, move |s| observation_page(&s, &id, &params, None)).await {
         Ok(page) => render(&page),

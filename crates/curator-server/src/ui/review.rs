@@ -3,13 +3,13 @@
 //! functions as `POST /api/v1/pending/{id}/approve|reject` and `curator review`.
 
 use askama::Template;
-use axum::extract::{Form, Path, Query, State};
+use axum::extract::{Form, Path, State};
 use axum::response::Response;
 use curator_core::config::ReviewMode;
 use curator_store::evidence::Evidence;
 
 use super::pages::{PageParams, ReasonForm, non_empty};
-use super::{done, error_page, flash, render};
+use super::{UiQuery, done, error_page, flash, render};
 use crate::error::ApiError;
 use crate::routes::pending;
 use crate::state::{AppState, blocking};
@@ -62,7 +62,7 @@ fn review_page(state: &AppState, params: &PageParams) -> Result<ReviewPage, ApiE
 
 pub(crate) async fn page(
     State(state): State<AppState>,
-    Query(params): Query<PageParams>,
+    UiQuery(params): UiQuery<PageParams>,
 ) -> Response {
     match blocking(&state, move |s| review_page(&s, &params)).await {
         Ok(page) => render(&page),

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::response::Response;
 use curator_core::Tier;
 use curator_engine::curate::{KeptRun, KeptStep, load_kept_run};
@@ -17,7 +17,7 @@ use curator_store::{JournalFilter, ListFilter};
 use serde::Deserialize;
 
 use super::diff::{EntryDiff, entry_diff};
-use super::{PAGE_SIZE, Pager, done, error_page, flash, render};
+use super::{PAGE_SIZE, Pager, UiQuery, done, error_page, flash, render};
 use crate::error::ApiError;
 use crate::routes::lint::{LintProblem, report};
 use crate::routes::query::{QueryRequest, run_query};
@@ -157,7 +157,7 @@ fn query_page(state: &AppState, mut form: QueryForm) -> Result<QueryPage, ApiErr
 
 pub(crate) async fn query(
     State(state): State<AppState>,
-    Query(form): Query<QueryForm>,
+    UiQuery(form): UiQuery<QueryForm>,
 ) -> Response {
     match blocking(&state, move |s| query_page(&s, form)).await {
         Ok(page) => render(&page),
@@ -191,7 +191,7 @@ struct RunsPage {
     pager: Pager,
 }
 
-pub(crate) async fn runs(State(state): State<AppState>, Query(f): Query<Flash>) -> Response {
+pub(crate) async fn runs(State(state): State<AppState>, UiQuery(f): UiQuery<Flash>) -> Response {
     let page = f.page.unwrap_or(1).max(1);
     let result = blocking(&state, move |s| {
         let journal = s.store().journal(&JournalFilter::default())?;
@@ -352,7 +352,7 @@ fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiE
 pub(crate) async fn run(
     State(state): State<AppState>,
     Path(run_id): Path<String>,
-    Query(f): Query<Flash>,
+    UiQuery(f): UiQuery<Flash>,
 ) -> Response {
     match blocking(&state, move |s| run_page(&s, run_id, &f)).await {
         Ok(page) => render(&page),
@@ -382,7 +382,7 @@ struct LintPage {
     pager: Pager,
 }
 
-pub(crate) async fn lint(State(state): State<AppState>, Query(f): Query<Flash>) -> Response {
+pub(crate) async fn lint(State(state): State<AppState>, UiQuery(f): UiQuery<Flash>) -> Response {
     let page = f.page.unwrap_or(1).max(1);
     match blocking(&state, |s| report(&s)).await {
         Ok(r) => {
