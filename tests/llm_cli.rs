@@ -50,19 +50,12 @@ fn echoing_endpoint(status: u16) -> String {
 
 /// Every file under `dir` whose bytes contain `needle`.
 fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if String::from_utf8_lossy(&std::fs::read(&path).unwrap()).contains(needle) {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    found
+    crate::util::tree(dir)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .filter(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).contains(needle))
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 fn curate_with_llm(name: &str, status: u16, json: bool) -> (Dir, String, String, Option<i32>) {

@@ -1,6 +1,6 @@
 //! `curator query` and `curator eval` through the binary (issue 3).
 
-use crate::util::{Dir, ID_A, ID_B, ID_C, observation_file};
+use crate::util::{Dir, ID_A, ID_B, ID_C, observation_file, tree};
 
 const TEST: &str = "t_lack-auto-quit-dow-boat-urus-zip-van-oak-elm";
 
@@ -501,9 +501,7 @@ fn a_root_the_user_cannot_write_is_served_from_the_files() {
     assert!(expected.contains("Login button stays disabled"), "{expected}");
     std::fs::remove_dir_all(dir.root().join(".curator")).unwrap();
     let mut read_only = vec![dir.path().to_path_buf()];
-    for entry in walk(&dir.root()) {
-        read_only.push(entry);
-    }
+    read_only.extend(tree(&dir.root()));
     for path in &read_only {
         let mode = if path.is_dir() { 0o555 } else { 0o444 };
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -535,17 +533,4 @@ fn a_root_the_user_cannot_write_is_served_from_the_files() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{stderr}");
     assert!(!root.join(".curator").exists(), "nothing was written");
-}
-
-/// Every folder and file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        }
-        out.push(path);
-    }
-    out
 }

@@ -201,3 +201,16 @@ pub(crate) fn http_call(
     let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok())?;
     Some((status, serde_json::from_str(body).unwrap_or(serde_json::Value::Null)))
 }
+
+/// Every folder and file under `dir`, depth first (a folder after what it holds).
+pub(crate) fn tree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(tree(&path));
+        }
+        out.push(path);
+    }
+    out
+}
