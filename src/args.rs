@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use curator_core::Tier;
 use curator_engine::once::IdempotencyKey;
 
 /// curator — memory for autonomous agents that has to earn its place.
@@ -34,7 +35,14 @@ pub(crate) struct Cli {
 pub(crate) fn parse_from(
     argv: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> Result<(Cli, ArgMatches), clap::Error> {
-    let command = Cli::command();
+    let mut command = Cli::command();
+    // An empty variable (`CURATOR_ROOT= curator …`, a CI template left blank) means "not set",
+    // as it does for most tools; clap would read it as a value and refuse it as empty.
+    for (id, var) in [("root", "CURATOR_ROOT"), ("store", "CURATOR_STORE")] {
+        if std::env::var_os(var).is_some_and(|v| v.is_empty()) {
+            command = command.mut_arg(id, |a| a.env(None));
+        }
+    }
     // clap copies a global flag into a subcommand only when the subcommand has no flag of that
     // id: a hidden copy in `harness` is therefore what its subcommands inherit.
     let hidden: Vec<clap::Arg> = command
@@ -43,7 +51,21 @@ pub(crate) fn parse_from(
         .map(|a| a.clone().hide(true))
         .collect();
     let command = command.mut_subcommand("harness", |h| h.args(hidden));
-    let matches = command.try_get_matches_from(argv)?;
+    let mut command = command;
+    let matches = command.try_get_matches_from_mut(argv)?;
+    // The harness keeps its state in --state-dir: a --root typed for it would be ignored.
+    if matches.subcommand_name() == Some("harness") {
+        for id in ["root", "store"] {
+            if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+                return Err(command.error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "`harness` keeps its state in --state-dir; --{id} does not apply to it"
+                    ),
+                ));
+            }
+        }
+    }
     Ok((Cli::from_arg_matches(&matches)?, matches))
 }
 
@@ -161,8 +183,8 @@ pub(crate) struct InitArgs {
 #[derive(Debug, Args)]
 pub(crate) struct AddArgs {
     /// Tier: product(s), suite(s) or test(s).
-    #[arg(long, value_name = "TIER")]
-    pub(crate) tier: String,
+    #[arg(long, value_name = "TIER", value_parser = parse_tier)]
+    pub(crate) tier: Tier,
     /// Scope folder: the product, the suite id or the test id.
     #[arg(long, value_name = "SCOPE")]
     pub(crate) scope: String,
@@ -173,7 +195,7 @@ pub(crate) struct AddArgs {
     #[arg(long, value_name = "ID")]
     pub(crate) source_test: String,
     /// Initial trust in [0, 1].
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = parse_unit_interval)]
     pub(crate) trust: f64,
     /// Suite observations: the child test's 0-based position (requires --suite-tests).
     #[arg(long, requires = "suite_tests")]
@@ -218,7 +240,7 @@ pub(crate) struct QueryArgs {
     #[arg(long, value_name = "N", requires = "run_id", alias = "step")]
     pub(crate) step_index: Option<u64>,
     /// Only inject observations with at least this trust (default: config minTrust, 0.3).
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", value_parser = parse_unit_interval)]
     pub(crate) min_trust: Option<f64>,
     /// Inject at most this many observations (default: config maxInjections, 3).
     #[arg(long, value_name = "N")]
@@ -283,8 +305,8 @@ pub(crate) struct IdArg {
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
     /// Only this tier: product(s), suite(s) or test(s).
-    #[arg(long, value_name = "TIER")]
-    pub(crate) tier: Option<String>,
+    #[arg(long, value_name = "TIER", value_parser = parse_tier)]
+    pub(crate) tier: Option<Tier>,
     /// Only this scope folder (in every tier unless --tier narrows it).
     #[arg(long, value_name = "SCOPE")]
     pub(crate) scope: Option<String>,
@@ -431,6 +453,19 @@ pub(crate) enum BreakerAction {
 
 fn parse_key(raw: &str) -> Result<IdempotencyKey, String> {
     IdempotencyKey::parse(raw).map_err(|e| e.to_string())
+}
+
+fn parse_tier(raw: &str) -> Result<Tier, String> {
+    raw.parse::<Tier>().map_err(|e| e.to_string())
+}
+
+/// A trust value: a number in [0, 1] (NaN is not).
+fn parse_unit_interval(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        Ok(_) => Err(format!("must be between 0 and 1, got {raw}")),
+        Err(_) => Err(format!("not a number: {raw}")),
+    }
 }
 
 #[cfg(test)]

@@ -360,6 +360,51 @@ fn usage_errors_exit_2_and_help_exits_0() {
 }
 
 #[test]
+fn value_errors_are_usage_errors_and_write_nothing() {
+    let dir = Dir::new("value-errors");
+    dir.curator(&["init"]).stdout();
+    let add = ["add", "--tier", "tests", "--scope", "t_a", "--title", "x", "--source-test", "t"];
+    let cases: [&[&str]; 5] = [
+        &["add", "--tier", "nope", "--scope", "t_a", "--title", "x", "--source-test", "t", "b"],
+        &[&add[..], &["--trust", "1.5", "b"]].concat(),
+        &[&add[..], &["--trust", "NaN", "b"]].concat(),
+        &["query", "--product", "p", "--test", "t", "--min-trust", "2", "step"],
+        &["list", "--tier", "planets"],
+    ];
+    for args in cases {
+        let (_, stderr) = dir.curator(args).expect_code(2);
+        assert!(stderr.contains("invalid value"), "{args:?}: {stderr}");
+    }
+    let listed = dir.curator(&["list"]).stdout();
+    assert!(listed.trim().is_empty(), "nothing was written: {listed}");
+    // Valid values still pass: both spellings of a tier, the interval's ends.
+    dir.curator(&[&add[..], &["--trust", "1", "b"]].concat()).stdout();
+    dir.curator(&["list", "--tier", "test"]).stdout();
+}
+
+#[test]
+fn an_empty_root_or_store_variable_counts_as_unset() {
+    let dir = Dir::new("empty-env");
+    dir.curator(&["init"]).stdout();
+    // Without --root, the root is `services.memory.dir`'s default: ./agent-qa-memory.
+    std::fs::create_dir_all(dir.path().join("agent-qa-memory/tests")).unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
+    cmd.current_dir(dir.path()).env("CURATOR_ROOT", "").env("CURATOR_STORE", "").arg("list");
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn harness_refuses_a_root_or_store_it_would_ignore() {
+    let dir = Dir::new("harness-root");
+    let (_, stderr) = dir.curator(&["harness", "status"]).expect_code(2);
+    assert!(stderr.contains("--state-dir") && stderr.contains("--root"), "{stderr}");
+    let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
+    cmd.current_dir(dir.path()).env("CURATOR_ROOT", dir.root()).args(["harness", "--help"]);
+    assert!(cmd.output().unwrap().status.success(), "the variable applies to other commands");
+}
+
+#[test]
 fn a_missing_root_is_a_clear_error() {
     let dir = Dir::new("missing-root");
     let mut cmd = dir.curator(&["list"]);

@@ -16,11 +16,8 @@ use crate::output;
 const MAX_BODY_BYTES: usize = 1 << 20;
 
 pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<ExitCode> {
-    let tier: Tier = args.tier.parse()?;
+    let tier = args.tier;
     let scope = ScopeName::writable(args.scope.as_str())?;
-    if !(0.0..=1.0).contains(&args.trust) {
-        bail!("--trust must be between 0 and 1, got {}", args.trust);
-    }
     let suite = suite_placement(args)?;
     if suite.is_some() && tier != Tier::Suites {
         bail!("--position/--suite-tests only apply to the suites tier");

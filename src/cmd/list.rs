@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use curator_core::{ScopeName, Tier};
+use curator_core::ScopeName;
 use curator_store::ListFilter;
 
 use crate::args::ListArgs;
@@ -13,7 +13,7 @@ use crate::output;
 
 pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<ExitCode> {
     let filter = ListFilter {
-        tier: args.tier.as_deref().map(str::parse::<Tier>).transpose()?,
+        tier: args.tier,
         scope: args.scope.as_deref().map(ScopeName::new).transpose()?,
     };
     let store = ctx.store()?;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use curator_core::{ObservationId, ScopeName, Tier};
+use curator_core::{ObservationId, ScopeName};
 use curator_engine::review;
 use curator_store::evidence::{Evidence, EvidenceQuery};
 use curator_store::{ListFilter, Store, StoredObservation};
@@ -46,7 +46,7 @@ pub(crate) fn run(ctx: &Context, args: &ReviewArgs) -> Result<ExitCode> {
     match &args.action {
         ReviewAction::List(list) => {
             let filter = ListFilter {
-                tier: list.tier.as_deref().map(str::parse::<Tier>).transpose()?,
+                tier: list.tier,
                 scope: list.scope.as_deref().map(ScopeName::new).transpose()?,
             };
             let listing = review::pending(store, &filter)?;
