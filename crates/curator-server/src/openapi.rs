@@ -338,7 +338,8 @@ fn schemas() -> Value {
         "Change": { "type": "object", "properties": {
             "run_id": s, "action": s, "id": s, "tier": s, "scope": s,
             "observation": { "oneOf": [schema_ref("Observation"), { "type": "null" }] },
-            "already_applied": { "type": "boolean" } } },
+            "already_applied": { "type": "boolean" },
+            "unchanged": { "type": "boolean", "description": "the observation already held the edit's values: nothing was written or journaled" } } },
         "QueryRequest": { "type": "object", "additionalProperties": false,
             "required": ["product", "test", "step_text"],
             "properties": { "product": s, "test": s, "step_text": s, "suite": s,

@@ -129,6 +129,7 @@ impl Once {
             id,
             after,
             replayed: true,
+            unchanged: false,
         }))
     }
 }
@@ -154,6 +155,9 @@ pub(crate) struct Changed {
     pub(crate) after: Option<StoredObservation>,
     /// The request's idempotency key had already made this change; nothing was applied now.
     pub(crate) replayed: bool,
+    /// The observation already held what the request asked for: nothing was written or
+    /// journaled (an edit saved without changing a field).
+    pub(crate) unchanged: bool,
 }
 
 fn check_trust(trust: f64) -> Result<f64, ApiError> {
@@ -257,6 +261,7 @@ pub(crate) fn create(
             id,
             after: Some(after),
             replayed: false,
+            unchanged: false,
         }));
         Ok(())
     })?;
@@ -288,8 +293,13 @@ fn change(
             return Err(curator_store::Error::NotFound { id: id.to_string() });
         };
         let (tier, scope) = (stored.tier, stored.scope.clone());
+        let mut unchanged = false;
         let result = match decide(&stored.observation) {
             Err(e) => Err(e),
+            Ok(Decided::Keep) => {
+                unchanged = true;
+                Ok(Some(stored))
+            }
             Ok(Decided::Write(after, action, reasoning)) => {
                 tx.put(tier, &scope, &after, action, &reasoning)?;
                 let after = StoredObservation { tier, scope: scope.clone(), observation: *after };
@@ -308,6 +318,7 @@ fn change(
             id: id.clone(),
             after,
             replayed: false,
+            unchanged,
         }));
         Ok(())
     })?;
@@ -317,6 +328,8 @@ fn change(
 enum Decided {
     Write(Box<Observation>, Action, String),
     Delete(String),
+    /// Nothing to change: no write, no journal entry.
+    Keep,
 }
 
 /// What an observation's editable state was when a form showed it: a fingerprint of its title,
@@ -376,6 +389,9 @@ pub(crate) fn edit(
         }
         if let Some(t) = trust {
             after.trust = t;
+        }
+        if after == *before {
+            return Ok(Decided::Keep);
         }
         Ok(Decided::Write(Box::new(after), Action::Edit, reasoning.clone()))
     })?;

@@ -215,6 +215,34 @@ async fn a_stale_edit_form_is_refused_and_keeps_what_was_typed() {
     assert!(location(&form(&app, &format!("{page}/edit"), &body).await).contains("done=edited"));
 }
 
+/// Saving the edit form without changing a field writes nothing and journals nothing: the
+/// history a person reviews holds changes, not page saves.
+#[tokio::test]
+async fn an_edit_that_changes_nothing_journals_nothing() {
+    let f = Fixture::new();
+    let app = f.app();
+    let page = format!("/observations/{CART_BADGE}");
+    let history = format!("/api/v1/observations/{CART_BADGE}/history");
+    let entries =
+        || async { get(&app, &history).await.json()["entries"].as_array().unwrap().len() };
+    let before = (entries().await, std::fs::read(f.product_file(CART_BADGE)).unwrap());
+    let current = get(&app, &format!("/api/v1/observations/{CART_BADGE}")).await.json();
+    let body = format!(
+        "title={}&trust={}&reasoning=no+change",
+        current["title"].as_str().unwrap().replace(' ', "+"),
+        current["trust"]
+    );
+    let to = location(&form(&app, &format!("{page}/edit"), &body).await);
+    assert!(to.ends_with("done=unchanged"), "no run to undo: {to}");
+    assert!(get(&app, &to).await.text.contains("Nothing to save"));
+    assert_eq!((entries().await, std::fs::read(f.product_file(CART_BADGE)).unwrap()), before);
+    // Over the API too: answered, flagged, not journaled.
+    let uri = format!("/api/v1/observations/{CART_BADGE}");
+    let api = json(&app, "PATCH", &uri, &json!({"trust": current["trust"]})).await;
+    assert_eq!(api.json()["unchanged"], true, "{}", api.text);
+    assert_eq!(entries().await, before.0);
+}
+
 /// A form sent twice (a double click, a resubmit while the lock was busy) is one change: the
 /// second is answered with the first's, as a keyed API write is.
 #[tokio::test]

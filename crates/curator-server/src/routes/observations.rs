@@ -140,6 +140,7 @@ pub(crate) fn changed_body(changed: &Changed) -> serde_json::Value {
         "scope": changed.scope.as_str(),
         "observation": changed.after.as_ref().map(ObservationView::from),
         "already_applied": changed.replayed,
+        "unchanged": changed.unchanged,
     })
 }
 

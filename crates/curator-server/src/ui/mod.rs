@@ -125,6 +125,7 @@ pub(crate) fn flash(done: Option<&str>, run: Option<&str>) -> Option<String> {
     let what = match done? {
         "created" => "Created",
         "edited" => "Saved",
+        "unchanged" => "Nothing to save: the observation already holds these values",
         "confirmed" => "Confirmed",
         "deprecated" => "Deprecated",
         "deleted" => "Deleted",

@@ -459,6 +459,8 @@ pub(crate) async fn edit(
     })
     .await;
     match result {
+        // Nothing changed, nothing journaled: there is no run to offer to undo.
+        Ok(Ok(changed)) if changed.unchanged => done(&page, "unchanged", None),
         Ok(Ok(changed)) => done(&page, "edited", Some(&changed.run_id)),
         Ok(Err((status, shown))) => (status, render(&shown)).into_response(),
         Err(e) => error_page(&e, &page),
