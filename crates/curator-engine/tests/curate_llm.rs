@@ -248,6 +248,41 @@ fn an_empty_answer_is_reported_as_empty() {
     assert!(matches!(decide(&keyless(&mock.url, 5000, 0), &[]), Err(ProviderError::Empty)));
 }
 
+/// A gateway that answers 200 with an error object: its message is reported, not "empty".
+#[test]
+fn an_error_body_with_status_200_reports_the_providers_message() {
+    let error = json!({"error": {"message": "model overloaded", "type": "server_error"}});
+    let mock = serve(vec![ok(error)]);
+    let err = decide(&keyless(&mock.url, 5000, 0), &[]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "LLM call failed: the provider answered with an error: model overloaded"
+    );
+    let mock = serve(vec![ok(json!({"error": "quota exceeded"}))]);
+    assert!(decide(&keyless(&mock.url, 5000, 0), &[]).unwrap_err().to_string().contains("quota"));
+}
+
+/// A lone surrogate escape, a model's emoji cut in half, is read as `JSON.parse` reads it (the
+/// file gets U+FFFD), in the answer and in the reply around it; a valid pair is kept.
+#[test]
+fn a_lone_surrogate_escape_reads_as_a_replacement_character() {
+    let answer = r#"{"decisions": [{"action": "add", "title": "Cart \ud83d badge \ud83d\ude00", "content": "c \udc00", "scope": "product", "reasoning": "r"}]}"#;
+    // In the answer text (the reply itself is valid JSON).
+    let mock = serve(vec![ok(chat(json!(answer)))]);
+    let a = decide(&keyless(&mock.url, 5000, 0), &[]).unwrap();
+    let Decision::Add { title, content, .. } = &a.decisions[0] else { panic!("{a:?}") };
+    assert_eq!((title.as_str(), content.as_str()), ("Cart \u{fffd} badge \u{1f600}", "c \u{fffd}"));
+    // In the reply: the raw body holds the lone escape.
+    let body = chat(json!("PLACEHOLDER")).to_string().replace(
+        "\"PLACEHOLDER\"",
+        r#""{\"decisions\": [{\"action\": \"add\", \"title\": \"T \ud800\", \"content\": \"c\", \"scope\": \"product\", \"reasoning\": \"r\"}]}""#,
+    );
+    let mock = serve(vec![Reply { status: 200, body, delay: Duration::ZERO, cut: false }]);
+    let a = decide(&keyless(&mock.url, 5000, 0), &[]).unwrap();
+    let Decision::Add { title, .. } = &a.decisions[0] else { panic!("{a:?}") };
+    assert_eq!(title, "T \u{fffd}");
+}
+
 #[test]
 fn the_prompt_lists_only_this_runs_scopes_most_relevant_first_and_bounded() {
     let store = MemStore::new();

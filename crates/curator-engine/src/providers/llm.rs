@@ -182,7 +182,7 @@ impl LlmProvider {
                         // not JSON is not.
                         match response.bytes() {
                             Ok(bytes) => {
-                                return serde_json::from_slice::<Value>(&bytes).map_err(|e| {
+                                return parse_json(&String::from_utf8_lossy(&bytes)).map_err(|e| {
                                     ProviderError::CallFailed(format!("reply is not JSON: {e}"))
                                 });
                             }
@@ -267,6 +267,53 @@ fn replace_after(
     out
 }
 
+/// JSON text parsed as `JSON.parse` reads it: a lone UTF-16 surrogate escape (`"\ud800"`, a
+/// model's emoji cut in half), which serde refuses, becomes U+FFFD, the character the file
+/// agent-qa writes would hold. Text that parses is never touched.
+fn parse_json(text: &str) -> serde_json::Result<Value> {
+    serde_json::from_str(text).or_else(|e| match without_lone_surrogates(text) {
+        Some(mended) => serde_json::from_str(&mended),
+        None => Err(e),
+    })
+}
+
+/// `text` with every `\uD800`–`\uDFFF` escape that is not half of a high–low pair replaced by
+/// `\uFFFD`; `None` when there is none.
+fn without_lone_surrogates(text: &str) -> Option<String> {
+    let hex_at = |i: usize| {
+        text.get(i..i + 6)
+            .filter(|s| s.starts_with("\\u"))
+            .and_then(|s| u16::from_str_radix(&s[2..], 16).ok())
+    };
+    let (mut out, mut copied, mut i, mut mended) = (String::new(), 0, 0, false);
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match hex_at(i) {
+            Some(0xD800..=0xDBFF) if matches!(hex_at(i + 6), Some(0xDC00..=0xDFFF)) => i += 12,
+            Some(0xD800..=0xDFFF) => {
+                out.push_str(&text[copied..i]);
+                out.push_str("\\ufffd");
+                (i, copied, mended) = (i + 6, i + 6, true);
+            }
+            // Any other escape: skip the backslash and the character it escapes.
+            _ => i += 2,
+        }
+    }
+    mended.then(|| out + &text[copied..])
+}
+
+/// The message of a reply that is an error object (`{"error": {"message": …}}` or
+/// `{"error": "…"}`), cut to 300 characters.
+fn provider_error(reply: &Value) -> Option<String> {
+    let error = reply.get("error")?;
+    let message = error["message"].as_str().or(error.as_str())?;
+    Some(message.chars().take(300).collect())
+}
+
 /// Reads the decisions and the token usage out of a chat-completions reply.
 pub(crate) fn parse_reply(reply: &Value) -> Result<ProviderAnswer, ProviderError> {
     let message = &reply["choices"][0]["message"];
@@ -280,10 +327,13 @@ pub(crate) fn parse_reply(reply: &Value) -> Result<ProviderAnswer, ProviderError
             return Err(ProviderError::CallFailed(format!("message content is not text: {other}")));
         }
     };
+    let fail =
+        |e: String| ProviderError::CallFailed(format!("answer breaks the decision schema: {e}"));
+    let value = parse_json(content)
+        .map_err(|e| fail(format!("decisions: (document): not valid JSON: {e}")))?;
     // A model's extra key is no user's typo: ignored, as agent-qa's zod schema does.
-    let decisions = Decisions::from_json_with(content, UnknownKeys::Ignore).map_err(|e| {
-        ProviderError::CallFailed(format!("answer breaks the decision schema: {e}"))
-    })?;
+    let decisions =
+        Decisions::from_value_with(&value, UnknownKeys::Ignore).map_err(|e| fail(e.to_string()))?;
     let usage = &reply["usage"];
     let token_usage = usage.is_object().then(|| {
         let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
@@ -305,7 +355,13 @@ impl DecisionProvider for LlmProvider {
     fn decide(&self, input: &CuratorInput<'_>) -> Result<ProviderAnswer, ProviderError> {
         let answer = self.send(&self.request_body(input)).and_then(|reply| {
             if reply["choices"].as_array().is_none_or(|c| c.is_empty()) {
-                return Err(ProviderError::Empty);
+                // Some gateways answer 200 with `{"error": …}`: their message says why.
+                return Err(match provider_error(&reply) {
+                    Some(message) => ProviderError::CallFailed(format!(
+                        "the provider answered with an error: {message}"
+                    )),
+                    None => ProviderError::Empty,
+                });
             }
             parse_reply(&reply)
         });
@@ -321,6 +377,23 @@ impl DecisionProvider for LlmProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_lone_surrogate_escapes_are_mended() {
+        let mend = |t: &str| without_lone_surrogates(t);
+        assert_eq!(mend(r#""a\ud800b""#).as_deref(), Some(r#""a\ufffdb""#));
+        assert_eq!(
+            mend(r#""\udc00\ud83d\ude00\ud83d""#).as_deref(),
+            Some(r#""\ufffd\ud83d\ude00\ufffd""#)
+        );
+        // An escaped backslash followed by `ud800` is text, not an escape; pairs and other
+        // escapes are kept.
+        assert_eq!(mend(r#""\\ud800 \ud83d\ude00 \n é""#), None);
+        assert_eq!(mend(r#""\\\ud800""#).as_deref(), Some(r#""\\\ufffd""#));
+        assert_eq!(mend("\\"), None, "a trailing backslash is left to the parser");
+        assert_eq!(parse_json(r#"["\ud800"]"#).unwrap(), serde_json::json!(["\u{fffd}"]));
+        assert!(parse_json("[1,").is_err());
+    }
 
     #[test]
     fn credentials_are_redacted_wherever_an_endpoint_echoes_them() {
