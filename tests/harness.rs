@@ -7,10 +7,9 @@ use crate::util::{Dir, TestCommand};
 
 /// `curator harness --state <dir>/shop/.harness --identity <dir>/identity <args>`.
 fn harness(dir: &Dir, args: &[&str]) -> TestCommand {
-    let mut cmd = dir.curator(&[]);
+    let mut cmd = dir.curator(&["harness"]);
     cmd.cmd
         .env_remove("CURATOR_IDENTITY")
-        .arg("harness")
         .arg("--state-dir")
         .arg(state(dir))
         .arg("--identity")
@@ -269,11 +268,10 @@ fn identity_defaults_to_home_dot_curator() {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(state(&dir)).unwrap();
-    let mut cmd = dir.curator(&[]);
+    let mut cmd = dir.curator(&["harness"]);
     cmd.cmd
         .env_remove("CURATOR_IDENTITY")
         .env("HOME", &home)
-        .arg("harness")
         .arg("--state-dir")
         .arg(state(&dir));
     cmd.cmd.args(["context", "--role", "worker"]);
@@ -284,11 +282,10 @@ fn identity_defaults_to_home_dot_curator() {
         "# IDENTITY — worker\n- [2026-01-01] from home\n",
     )
     .unwrap();
-    let mut cmd = dir.curator(&[]);
+    let mut cmd = dir.curator(&["harness"]);
     cmd.cmd
         .env_remove("CURATOR_IDENTITY")
         .env("HOME", &home)
-        .arg("harness")
         .arg("--state-dir")
         .arg(state(&dir));
     cmd.cmd.args(["context", "--role", "worker"]);

@@ -397,8 +397,20 @@ fn an_empty_root_or_store_variable_counts_as_unset() {
 #[test]
 fn harness_refuses_a_root_or_store_it_would_ignore() {
     let dir = Dir::new("harness-root");
-    let (_, stderr) = dir.curator(&["harness", "status"]).expect_code(2);
-    assert!(stderr.contains("--state-dir") && stderr.contains("--root"), "{stderr}");
+    for args in [["harness", "status", "--root"], ["--root", "harness", "status"]] {
+        let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
+        let (flag, rest) = if args[0] == "--root" { (0, &args[1..]) } else { (2, &args[..2]) };
+        cmd.current_dir(dir.path()).env_remove("CURATOR_ROOT");
+        if flag == 0 {
+            cmd.arg("--root").arg(dir.root()).args(rest);
+        } else {
+            cmd.args(rest).arg("--root").arg(dir.root());
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("--state-dir") && stderr.contains("--root"), "{stderr}");
+    }
     let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
     cmd.current_dir(dir.path()).env("CURATOR_ROOT", dir.root()).args(["harness", "--help"]);
     assert!(cmd.output().unwrap().status.success(), "the variable applies to other commands");
