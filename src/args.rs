@@ -51,22 +51,22 @@ pub(crate) fn parse_from(
         .map(|a| a.clone().hide(true))
         .collect();
     let command = command.mut_subcommand("harness", |h| h.args(hidden));
-    let mut command = command;
-    let matches = command.try_get_matches_from_mut(argv)?;
-    // The harness keeps its state in --state-dir: a --root typed for it would be ignored.
-    if matches.subcommand_name() == Some("harness") {
-        for id in ["root", "store"] {
-            if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
-                return Err(command.error(
-                    clap::error::ErrorKind::ArgumentConflict,
-                    format!(
-                        "`harness` keeps its state in --state-dir; --{id} does not apply to it"
-                    ),
-                ));
-            }
-        }
-    }
+    let matches = command.try_get_matches_from(argv)?;
     Ok((Cli::from_arg_matches(&matches)?, matches))
+}
+
+/// A warning for each global flag typed on the command line that the command ignores: the
+/// harness keeps its state in --state-dir, so a wrapper passing `--root` to every command
+/// still works, but is told its --root did nothing there.
+pub(crate) fn ignored_flag_warnings(matches: &ArgMatches) -> Vec<String> {
+    if matches.subcommand_name() != Some("harness") {
+        return Vec::new();
+    }
+    ["root", "store"]
+        .into_iter()
+        .filter(|id| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| format!("warning: --{id} does not apply to `harness` (its files live in --state-dir); ignored"))
+        .collect()
 }
 
 /// Old spellings accepted for one release (issue 15): `(subcommand, old flag, new flag)`.

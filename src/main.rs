@@ -15,7 +15,8 @@ fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     let args = match args::parse_from(std::env::args_os()) {
         Ok((args, matches)) => {
-            for warning in args::deprecation_warnings(&argv, &matches) {
+            let warnings = args::deprecation_warnings(&argv, &matches);
+            for warning in warnings.into_iter().chain(args::ignored_flag_warnings(&matches)) {
                 eprintln!("{warning}");
             }
             args

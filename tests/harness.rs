@@ -269,11 +269,7 @@ fn identity_defaults_to_home_dot_curator() {
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(state(&dir)).unwrap();
     let mut cmd = dir.curator(&["harness"]);
-    cmd.cmd
-        .env_remove("CURATOR_IDENTITY")
-        .env("HOME", &home)
-        .arg("--state-dir")
-        .arg(state(&dir));
+    cmd.cmd.env_remove("CURATOR_IDENTITY").env("HOME", &home).arg("--state-dir").arg(state(&dir));
     cmd.cmd.args(["context", "--role", "worker"]);
     cmd.stdout();
     std::fs::create_dir_all(home.join(".curator/identity")).unwrap();
@@ -283,11 +279,7 @@ fn identity_defaults_to_home_dot_curator() {
     )
     .unwrap();
     let mut cmd = dir.curator(&["harness"]);
-    cmd.cmd
-        .env_remove("CURATOR_IDENTITY")
-        .env("HOME", &home)
-        .arg("--state-dir")
-        .arg(state(&dir));
+    cmd.cmd.env_remove("CURATOR_IDENTITY").env("HOME", &home).arg("--state-dir").arg(state(&dir));
     cmd.cmd.args(["context", "--role", "worker"]);
     assert!(cmd.stdout().contains("from home"));
 }

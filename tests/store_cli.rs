@@ -395,25 +395,26 @@ fn an_empty_root_or_store_variable_counts_as_unset() {
 }
 
 #[test]
-fn harness_refuses_a_root_or_store_it_would_ignore() {
+fn harness_warns_that_a_root_or_store_does_not_apply() {
     let dir = Dir::new("harness-root");
-    for args in [["harness", "status", "--root"], ["--root", "harness", "status"]] {
+    let state = dir.path().join(".harness");
+    std::fs::create_dir_all(&state).unwrap();
+    let root = dir.root().to_str().unwrap().to_owned();
+    let state = state.to_str().unwrap().to_owned();
+    let before = ["--root", &root, "harness", "--state-dir", &state, "status"];
+    let after = ["harness", "--state-dir", &state, "status", "--root", &root];
+    for args in [before, after] {
         let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
-        let (flag, rest) = if args[0] == "--root" { (0, &args[1..]) } else { (2, &args[..2]) };
-        cmd.current_dir(dir.path()).env_remove("CURATOR_ROOT");
-        if flag == 0 {
-            cmd.arg("--root").arg(dir.root()).args(rest);
-        } else {
-            cmd.args(rest).arg("--root").arg(dir.root());
-        }
+        cmd.current_dir(dir.path()).env_remove("CURATOR_ROOT").args(args);
         let out = cmd.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains("--state-dir") && stderr.contains("--root"), "{stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.contains("--root does not apply to `harness`"), "{stderr}");
     }
     let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
-    cmd.current_dir(dir.path()).env("CURATOR_ROOT", dir.root()).args(["harness", "--help"]);
-    assert!(cmd.output().unwrap().status.success(), "the variable applies to other commands");
+    cmd.current_dir(dir.path()).env("CURATOR_ROOT", &root);
+    let out = cmd.args(["harness", "--state-dir", &state, "status"]).output().unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "the variable is for other commands");
 }
 
 #[test]

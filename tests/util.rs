@@ -53,8 +53,8 @@ impl Dir {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
     }
 
-    /// `curator --root <root> <args>`, run in this directory (`harness`, which refuses a root,
-    /// gets none).
+    /// `curator --root <root> <args>`, run in this directory (`harness`, which has no use for
+    /// a root and warns about one, gets none).
     pub(crate) fn curator(&self, args: &[&str]) -> TestCommand {
         let mut cmd = assert_cmd::Command::cargo_bin("curator").expect("curator binary");
         cmd.current_dir(self.path()).env_remove("CURATOR_ROOT");
