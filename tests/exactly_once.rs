@@ -437,7 +437,7 @@ fn a_breaker_record_with_a_run_id_counts_once() {
 }
 
 /// A run named like curator's own journal runs (a keyed write's `req-<key>`, an undo's
-/// `undo-<run>`) would be answered "already applied" or taken for an undo: refused, with the
+/// `undo-<run>`, `import`) would be answered "already applied" or taken for an undo: refused, with the
 /// reason, before anything is read or written.
 #[test]
 fn a_run_id_curator_reserves_is_refused_by_curate_and_query() {
@@ -457,13 +457,13 @@ fn a_run_id_curator_reserves_is_refused_by_curate_and_query() {
         "A keyed fact.",
     ];
     env.ok(&add, None);
-    for id in ["req-42", "undo-r_1"] {
+    for id in ["req-42", "undo-r_1", "import"] {
         let run = env.dir.path().join(format!("{id}.json"));
         std::fs::write(&run, record(Some(id)).to_string()).unwrap();
         let (code, stdout, stderr) =
             env.run(&["curate", "--run-record", &run.display().to_string()], None);
         assert_eq!(code, 1, "{id}: {stdout}{stderr}");
-        assert!(stderr.contains("reserves"), "{id}: {stderr}");
+        assert!(stderr.contains("is reserved"), "{id}: {stderr}");
         let query = [
             "query",
             "--product",
@@ -478,7 +478,7 @@ fn a_run_id_curator_reserves_is_refused_by_curate_and_query() {
         ];
         let (code, _, stderr) = env.run(&query, None);
         assert_eq!(code, 1, "{id}: {stderr}");
-        assert!(stderr.contains("reserves"), "{id}: {stderr}");
+        assert!(stderr.contains("is reserved"), "{id}: {stderr}");
     }
     assert!(!env.dir.root().join(".curator/runs/req-42.json").exists());
 }

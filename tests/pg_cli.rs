@@ -122,6 +122,15 @@ fn import_then_export_of_the_example_is_byte_identical_and_idempotent() {
     assert_eq!((report["added"].as_u64(), report["unchanged"].as_u64()), (Some(0), Some(n as u64)));
     let (stdout, _) = ok(curator(out.path(), db.url(), &["export"]));
     assert!(stdout.contains(&format!("0 added, 0 updated, {n} unchanged")), "{stdout}");
+
+    // The import moved memory, it did not change it: it is not undone (undoing it would empty
+    // the database, and the next export would delete every file).
+    let refused = curator(&example, db.url(), &["undo", "import"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not undone") && stderr.contains("fresh database"), "{stderr}");
+    let list = json_of(&ok(curator(out.path(), db.url(), &["--json", "list"])).0);
+    assert_eq!(list.as_array().map(Vec::len), Some(n), "{list}");
 }
 
 /// A memory root with two product observations, imported into `db`.

@@ -27,11 +27,12 @@ pub enum SessionError {
     )]
     InvalidRunId(String),
     /// A run named like the runs curator journals its own writes under (`req-<key>`, a keyed
-    /// write; `undo-<run>`, an undo): its record would be taken for one of them.
+    /// write; `undo-<run>`, an undo; `import`, an import into PostgreSQL): its record would be
+    /// taken for one of them.
     #[error(
-        "run id {run_id:?} starts with {prefix:?}, which curator reserves for its own journal runs (keyed writes are req-<key>, undos undo-<run>): give the run another id"
+        "run id {run_id:?} is reserved for curator's own journal runs (keyed writes are req-<key>, undos undo-<run>, an import is import): give the run another id"
     )]
-    ReservedRunId { run_id: String, prefix: &'static str },
+    ReservedRunId { run_id: String },
     /// A step index no store can key a step by.
     #[error("invalid step index {0}: a step index is 0 to {max} (2^53 - 1)", max = curator_store::MAX_STEP_INDEX)]
     InvalidStep(u64),
@@ -55,11 +56,11 @@ pub fn validate_run_id(run_id: &str) -> Result<(), SessionError> {
 /// answer "already applied" for a keyed write's run, or undo it as an undo.
 pub fn validate_harness_run_id(run_id: &str) -> Result<(), SessionError> {
     validate_run_id(run_id)?;
-    let reserved = [crate::once::KEYED_RUN_PREFIX, crate::runs::UNDO_PREFIX];
-    match reserved.into_iter().find(|p| run_id.starts_with(p)) {
-        Some(prefix) => Err(SessionError::ReservedRunId { run_id: run_id.to_owned(), prefix }),
-        None => Ok(()),
+    let prefixes = [crate::once::KEYED_RUN_PREFIX, crate::runs::UNDO_PREFIX];
+    if run_id == curator_store::IMPORT_RUN_ID || prefixes.iter().any(|p| run_id.starts_with(p)) {
+        return Err(SessionError::ReservedRunId { run_id: run_id.to_owned() });
     }
+    Ok(())
 }
 
 /// `<root>/.curator/runs/<run_id>.json` (the file store's layout), after checking the id.

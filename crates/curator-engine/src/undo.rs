@@ -73,6 +73,12 @@ pub enum UndoError {
     UnknownRun { run_id: String },
     #[error("run {run_id} changed no file: nothing to undo")]
     NothingToUndo { run_id: String },
+    /// The import into PostgreSQL moved memory, it did not change it: undoing it would delete
+    /// every imported observation from the database, and a later `export` their files.
+    #[error(
+        "run import is the import of a memory root into PostgreSQL, not a change to memory: undoing it would delete every imported observation from the database (and a later `export` their files), so it is not undone; to start over, import into a fresh database"
+    )]
+    Import,
     /// A file changed after the run; reverting would destroy that later change.
     #[error(
         "cannot undo run {run_id}: {file} was changed after the run ({reason}); nothing was reverted"
@@ -143,6 +149,9 @@ fn target(run_id: &str, e: &JournalEntry) -> Result<Target, UndoError> {
 pub fn undo(store: &dyn Store, run_id: &str) -> Result<UndoReport, UndoError> {
     if !curator_store::is_valid_run_id(run_id) {
         return Err(UndoError::InvalidRunId { run_id: curator_core::excerpt(run_id) });
+    }
+    if run_id == curator_store::IMPORT_RUN_ID {
+        return Err(UndoError::Import);
     }
     // A damaged line could be one of the run's changes: reverting the others would undo part
     // of the run and say it undid all of it.

@@ -35,7 +35,7 @@ use crate::row::RawRow;
 use crate::store::PgStore;
 
 /// The run id import journals its writes under.
-const IMPORT_RUN: &str = "import";
+const IMPORT_RUN: &str = curator_store::IMPORT_RUN_ID;
 
 /// Rows written per transaction during an import, and rows between two progress reports.
 const BATCH: usize = 200;

@@ -194,6 +194,7 @@ impl From<UndoError> for ApiError {
             UndoError::InvalidRunId { .. } => (StatusCode::BAD_REQUEST, "invalid_run_id"),
             UndoError::UnknownRun { .. } => (StatusCode::NOT_FOUND, "unknown_run"),
             UndoError::NothingToUndo { .. } => (StatusCode::NOT_FOUND, "nothing_to_undo"),
+            UndoError::Import => (StatusCode::CONFLICT, "import_not_undoable"),
             UndoError::Conflict { .. } => (StatusCode::CONFLICT, "undo_conflict"),
             UndoError::BadEntry { .. } => (StatusCode::CONFLICT, "bad_journal_entry"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),

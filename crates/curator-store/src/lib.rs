@@ -36,7 +36,7 @@ pub use file_store::{FileStore, FileStoreOptions};
 pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN, new_transaction_id};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
 pub use run_state::{
-    MAX_RUN_ID_LEN, MAX_STEP_INDEX, RunSession, check_step_index, is_valid_run_id,
+    IMPORT_RUN_ID, MAX_RUN_ID_LEN, MAX_STEP_INDEX, RunSession, check_step_index, is_valid_run_id,
 };
 pub use store::{
     Action, ListFilter, Listing, ListingPage, Place, Problem, ProblemKind, Recovered, StepRecord,

@@ -73,6 +73,10 @@ pub fn is_valid_run_id(run_id: &str) -> bool {
         && run_id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// The run id `import` journals its writes under (the PostgreSQL store): no harness run may
+/// take it, or its record would read as already applied.
+pub const IMPORT_RUN_ID: &str = "import";
+
 /// The largest step index a run session takes: JavaScript's largest safe integer, the most a
 /// JSON client (agent-qa among them) can send exactly. Both stores key a step by it, and
 /// PostgreSQL's `bigint` could not hold every `u64`.
