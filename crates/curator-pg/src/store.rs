@@ -342,6 +342,20 @@ pub fn is_unavailable(err: &Error) -> bool {
     }
 }
 
+/// A driver error with its causes: the driver's own text is only its kind (`db error`, `error
+/// communicating with the server`), the server's message or the I/O error is its source.
+pub(crate) fn driver_message(e: &tokio_postgres::Error) -> String {
+    use std::error::Error as _;
+    let mut message = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        message.push_str(": ");
+        message.push_str(&c.to_string());
+        cause = c.source();
+    }
+    message
+}
+
 /// A driver error of an unreachable or departing server: a closed connection or an I/O
 /// failure, connection exceptions (class 08), `admin_shutdown`, `crash_shutdown`,
 /// `cannot_connect_now` and `too_many_connections`.

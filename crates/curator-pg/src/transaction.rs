@@ -30,7 +30,7 @@ use curator_store::evidence::{EvidenceQuery, EvidenceView, RunEvidence};
 
 use crate::row::{Derived, RawRow, path_of, refused};
 use crate::sql::{self, Table};
-use crate::store::{PgStore, driver_unavailable, is_conflict};
+use crate::store::{PgStore, driver_message, driver_unavailable, is_conflict};
 use tokio_postgres::error::SqlState;
 
 /// Largest observation text written, as the file store's default `max_file_size` (1 MiB).
@@ -131,7 +131,7 @@ impl<'a> PgTransaction<'a> {
                 retryable: is_conflict(&e),
                 lock_timeout: e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE),
                 unavailable: driver_unavailable(&e),
-                message: format!("{what}: {e}"),
+                message: format!("{what}: {}", driver_message(&e)),
             });
             PgStore::db_error(what, e)
         })

@@ -55,7 +55,7 @@ pub(crate) fn contradict_ids(
             }
             Err(e) => {
                 // agent-qa's wording exactly (§5.5); the cause goes to the diagnostics.
-                tracing::warn!(id = %raw, error = %e, "observation to deprecate does not parse");
+                tracing::warn!(id = %raw, error = %e, "observation to deprecate could not be read");
                 log.errors.push(format!("Failed to parse observation for deprecation: {raw}"));
                 continue;
             }
