@@ -73,8 +73,9 @@ pub struct StepRecord {
     pub healing_attempts: u64,
     /// Ids injected into this step; `None` when the record does not say (see the run session).
     pub injected: Option<Vec<String>>,
-    /// The id among `injected` that was injected on probation (issue 18): the record's
-    /// `probation` field, else what the run session recorded for the step.
+    /// The id among `injected` that was injected on probation (issue 18): what the run
+    /// session recorded for the step (a record's own `probation` field is checked against it
+    /// and dropped when the session disagrees; [`RunRecord::fill_probation`]).
     pub probation: Option<String>,
 }
 
@@ -236,17 +237,17 @@ impl RunRecord {
         }
     }
 
-    /// Sets each step's probation id from `session` (step index → id) where the record names
-    /// none and the id is among the step's injections (a harness that listed its own
-    /// injections without it did not inject it).
+    /// Sets each step's probation id to what `session` (step index → id) recorded for it, when
+    /// that id is among the step's injections (a harness that listed its own injections
+    /// without it did not inject it); every other step has none.
+    ///
+    /// Only curator chooses a probation injection, at most one per run, and the run session
+    /// records it: a `probation` the record claims beyond that is dropped. Trusted as sent, one
+    /// record whose steps all named an agent's own proposal would approve it (`review: auto`)
+    /// without any run having been given it.
     pub fn fill_probation(&mut self, session: &BTreeMap<usize, String>) {
         for (i, step) in self.steps.iter_mut().enumerate() {
-            if step.probation.is_none()
-                && let Some(id) = session.get(&i)
-                && step.injected_ids().contains(id)
-            {
-                step.probation = Some(id.clone());
-            }
+            step.probation = session.get(&i).filter(|id| step.injected_ids().contains(id)).cloned();
         }
     }
 
