@@ -29,6 +29,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -63,6 +64,8 @@ fn app_with_hosts(state: AppState, listen: Option<SocketAddr>) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn(guard::same_origin_writes))
         .layer(RequestBodyLimitLayer::new(limit))
+        // axum's extractors stop at 2 MiB of their own unless told the limit.
+        .layer(DefaultBodyLimit::max(limit))
         .layer(from_fn_with_state(state.clone(), guard::limit_declared_body))
         .layer(from_fn_with_state(state.clone(), guard::require_token))
         .layer(from_fn_with_state(hosts, host::require_allowed_host))
