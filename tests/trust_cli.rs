@@ -99,6 +99,13 @@ fn review_list_approve_reject_and_undo_through_the_binary() {
     assert!(out.contains("approved into products/acme"), "{out}");
     let run = err.split("journaled as run ").nth(1).unwrap().split(';').next().unwrap().to_owned();
     assert!(dir.root().join(format!("products/acme/{first}.md")).is_file());
+    // Out of the queue before into memory: a writer killed between the two never leaves the
+    // proposal served unapproved (the next writer rolls the pair back).
+    let history = json_of(&dir.curator(&["--json", "history", &first]).stdout());
+    let approve: Vec<&Value> =
+        history.as_array().unwrap().iter().filter(|e| e["run_id"] == run.as_str()).collect();
+    let places: Vec<Option<&str>> = approve.iter().map(|e| e["place"].as_str()).collect();
+    assert_eq!(places, [Some("pending"), None], "{history}");
     // A retried approve is answered with the approval already made, not refused.
     let again = json_of(&dir.curator(&["--json", "review", "approve", &first]).stdout());
     assert_eq!(

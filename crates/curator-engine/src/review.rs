@@ -243,19 +243,22 @@ pub(crate) fn queued(
 }
 
 /// Moves `stored` from the queue to its tier folder (scanned again on the way). A served copy
-/// already in place is what an approval interrupted after its first write left: only the
-/// queued copy is removed then.
+/// already in place (an approval that an older curator, which wrote memory first, left
+/// half-done) is kept: only the queued copy is removed then.
 pub(crate) fn approve_in(
     tx: &mut dyn Transaction,
     stored: &StoredObservation,
     reasoning: &str,
 ) -> curator_store::Result<()> {
     let o = &stored.observation;
+    // Out of the queue first, into memory second: a writer killed between the two leaves the
+    // proposal in neither place until the next writer rolls the transaction back, never in
+    // both, where readers (agent-qa among them) would serve it unapproved.
+    tx.pending_restore(stored.tier, &stored.scope, &o.id, None, Action::Approve, reasoning)?;
     match tx.get(&o.id)? {
-        Some(served) if served.tier == stored.tier && served.scope == stored.scope => {}
-        _ => tx.put(stored.tier, &stored.scope, o, Action::Approve, reasoning)?,
+        Some(served) if served.tier == stored.tier && served.scope == stored.scope => Ok(()),
+        _ => tx.put(stored.tier, &stored.scope, o, Action::Approve, reasoning),
     }
-    tx.pending_restore(stored.tier, &stored.scope, &o.id, None, Action::Approve, reasoning)
 }
 
 /// Removes `stored` from the queue.
