@@ -144,6 +144,11 @@ fn ablation_passed_blames_every_unknown_suspect_at_or_before_the_failure_once() 
         log.deltas.iter().all(|d| d.reasoning.contains("Ablation rerun without memory passed")
             && d.reasoning.contains("no record before this run"))
     );
+    // Steps are named by their 0-based index, as everywhere.
+    let reason =
+        |id: &str| log.deltas.iter().find(|d| d.observation_id == id).unwrap().reasoning.clone();
+    assert!(reason(&ids.early).contains("injected at step 0,"), "{}", reason(&ids.early));
+    assert!(reason(&ids.failed).contains("injected at step 1,"), "{}", reason(&ids.failed));
 }
 
 #[test]

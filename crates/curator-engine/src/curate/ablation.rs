@@ -27,7 +27,8 @@ use super::run_record::RunRecord;
 
 /// The suspects of a failure: every id injected at or before the failed step (every step when
 /// the run failed without a failed step, which then counts as failing after the last one),
-/// once each, with the 1-based step it first appeared in and its injection closest to the
+/// once each, with the 0-based step it first appeared in (the index journal reasons name
+/// everywhere) and its injection closest to the
 /// failure.
 fn suspects(record: &RunRecord) -> Vec<(String, usize, Closest)> {
     let failure_at = record.first_failed_step().unwrap_or(record.steps.len());
@@ -43,7 +44,7 @@ fn suspects(record: &RunRecord) -> Vec<(String, usize, Closest)> {
         for id in step.injected_ids() {
             match out.iter_mut().find(|(seen, _, _)| seen == id) {
                 Some(found) => found.2 = found.2.max(here),
-                None => out.push((id.clone(), i + 1, here)),
+                None => out.push((id.clone(), i, here)),
             }
         }
     }
