@@ -443,6 +443,25 @@ fn explicit_decisions_and_review_off_write_memory_directly() {
     assert_eq!((log.added, log.proposed), (1, 0), "review off: agent-qa's behaviour");
 }
 
+/// One proposal per fact, also inside one list of decisions: an agent's (or a model's) list
+/// that holds the same add twice queues it once; without a queue (review off) both are
+/// written, as agent-qa writes them.
+#[test]
+fn the_same_add_twice_in_one_list_is_proposed_once() {
+    let (_t, store) = store();
+    let add = json!({"action": "add", "title": "Cart: badge lags", "content": "The badge updates late.",
+                     "scope": "product", "reasoning": "seen"});
+    let decisions = Decisions::from_value(&json!({"decisions": [add, add]})).unwrap();
+    let provider = ExplicitProvider::proposal(decisions);
+    let log =
+        curate_with(&store, memo_run("r_twice", "ignored"), &provider, &CurateOptions::default());
+    assert_eq!(log.proposed, 1, "{log:?}");
+    assert_eq!(queued_ids(&store).len(), 1);
+    let off = CurateOptions { review: ReviewMode::Off, ..CurateOptions::default() };
+    let log = curate_with(&store, memo_run("r_twice_off", "ignored"), &provider, &off);
+    assert_eq!((log.added, log.proposed), (2, 0), "{log:?}");
+}
+
 #[test]
 fn auto_review_approves_after_three_passed_probations_and_rejects_a_blamed_proposal() {
     let (_t, store) = store();

@@ -166,15 +166,23 @@ fn add(
         }
         (DecisionScope::Test, _) => (Tier::Tests, r.test.id.clone(), None),
     };
-    // One proposal per fact: the one already waiting is reviewed (or tried on probation) as it
-    // is, as a MEMO repeating an earlier one of its run is dropped.
+    // One proposal per fact: the one already waiting — queued before this run, or proposed by
+    // an earlier decision of this list — is reviewed (or tried on probation) as it is, as a
+    // MEMO repeating an earlier one of its run is dropped.
+    let same = |title: &str, text: &str| {
+        observation_similarity(content, title, text) >= DUPLICATE_THRESHOLD
+    };
     let waiting = ctx.queue_adds
-        && ctx.queued.iter().any(|q| {
+        && (ctx.queued.iter().any(|q| {
             q.tier == tier
                 && q.scope == scope_name
-                && observation_similarity(content, &q.observation.title, &q.observation.content)
-                    >= DUPLICATE_THRESHOLD
-        });
+                && same(&q.observation.title, &q.observation.content)
+        }) || log.deltas.iter().any(|d| {
+            d.action == Action::Propose
+                && d.tier == tier.dir_name()
+                && d.scope == scope_name.as_str()
+                && d.after.as_ref().is_some_and(|a| same(&a.title, &a.content))
+        }));
     if waiting {
         return Ok(());
     }
