@@ -202,6 +202,20 @@ fn prefix_hash(file: &File, len: u64) -> std::io::Result<Option<String>> {
 /// Cuts `path` as `cut` says, with its writers locked out by the caller. `Ok(Err(why))` when the
 /// file is not the one the pass read (already cut, replaced, or edited): then nothing is done.
 pub(crate) fn apply_cut(path: &Path, cut: &Cut) -> Result<std::result::Result<(), String>> {
+    cut_then(path, cut, &mut || {})
+}
+
+/// How long after the rename the old file is read once more: a writer that opened it just
+/// before (a shell's `>>`: open, write, close) has written by then.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// [`apply_cut`], calling `after_rename` once the new file is in place (a test writes to the
+/// old file there, as a late `>>` would).
+fn cut_then(
+    path: &Path,
+    cut: &Cut,
+    after_rename: &mut dyn FnMut(),
+) -> Result<std::result::Result<(), String>> {
     let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -267,7 +281,28 @@ pub(crate) fn apply_cut(path: &Path, cut: &Cut) -> Result<std::result::Result<()
     }
     temp.persist(path).map_err(|e| Error::io(path, e.error))?;
     crate::fsio::sync_dir(dir)?;
+    // A writer that does not take the lock (a shell's `>>`) and opened the log before the
+    // rename writes to the old file: what it wrote is moved to the new one, now and once more
+    // after a moment, so lines appended during a pass stay.
+    after_rename();
+    move_late_appends(&mut file, path)?;
+    std::thread::sleep(SETTLE);
+    move_late_appends(&mut file, path)?;
     Ok(Ok(()))
+}
+
+/// Appends to `path` whatever `old` (the replaced file, read up to where the cut stopped)
+/// holds beyond that point.
+fn move_late_appends(old: &mut File, path: &Path) -> Result<()> {
+    let mut late = Vec::new();
+    old.read_to_end(&mut late).map_err(|e| Error::io(path, e))?;
+    if late.is_empty() {
+        return Ok(());
+    }
+    let mut new =
+        std::fs::OpenOptions::new().append(true).open(path).map_err(|e| Error::io(path, e))?;
+    new.write_all(&late).map_err(|e| Error::io(path, e))?;
+    new.sync_data().map_err(|e| Error::io(path, e))
 }
 
 /// The identity of `path` (dev, inode) and its SHA-256 over `len` bytes, for a [`Cut`].
@@ -302,5 +337,29 @@ mod tests {
         // Applied again (a journal re-applied after a crash): a new file, nothing happens.
         assert!(apply_cut(&path, &cut).unwrap().is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"c\nd\n");
+    }
+
+    /// A writer without the lock that opened the log before the rename and writes after it
+    /// (a shell's `>>` racing the cut): its line ends up in the new file.
+    #[test]
+    fn a_line_written_to_the_old_file_after_the_rename_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("raw.md");
+        std::fs::write(&path, b"a\nb\n").unwrap();
+        let (dev, ino) = identify(&path).unwrap().unwrap();
+        let sha256 = prefix_hash(&File::open(&path).unwrap(), 4).unwrap().unwrap();
+        let cut = Cut { file: "raw.md".into(), len: 4, sha256, dev, ino, keep: vec![(2, 4)] };
+        let mut late = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let applied = cut_then(&path, &cut, &mut || {
+            late.write_all(b"late\n").unwrap();
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap()
+                .write_all(b"new\n")
+                .unwrap();
+        });
+        assert_eq!(applied.unwrap(), Ok(()));
+        assert_eq!(std::fs::read(&path).unwrap(), b"b\nnew\nlate\n");
     }
 }
