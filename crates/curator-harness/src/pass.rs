@@ -679,18 +679,39 @@ impl Harness {
 
     fn mission(&self, now: Timestamp) -> Result<String> {
         if let Some(m) = &self.options.mission {
-            return Ok(m.clone());
+            return check_mission(m, "--mission").map(str::to_owned);
         }
         let path = self.memory_dir().join(".mission");
         let known = read_or_empty(&path)?;
         if !known.trim().is_empty() {
-            return Ok(known.trim().to_string());
+            return check_mission(known.trim(), &path.display().to_string()).map(str::to_owned);
         }
         let mission =
             format!("{}@{}", self.slug().unwrap_or_else(|| "harness".into()), iso_seconds(now));
         write_if_changed(&path, format!("{mission}\n").as_bytes())?;
         Ok(mission)
     }
+}
+
+/// A mission id is written into identity entries (`(shop@1, shop@2)`) that every role's
+/// preamble shows: one short line of letters, digits and `@ . _ : + / # -` (and inner spaces),
+/// so it can never add a line or a section of its own.
+fn check_mission<'a>(mission: &'a str, source: &str) -> Result<&'a str> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || " @._:+/#-".contains(c);
+    if mission.is_empty()
+        || mission.len() > 120
+        || mission != mission.trim()
+        || !mission.chars().all(allowed)
+    {
+        return Err(Error::invalid(
+            "mission",
+            format!(
+                "{:?} (from {source}) must be 1-120 characters of A-Z a-z 0-9, spaces and @ . _ : + / # -",
+                curator_core::excerpt(mission)
+            ),
+        ));
+    }
+    Ok(mission)
 }
 
 fn target_name(t: &Target) -> String {
