@@ -353,3 +353,23 @@ fn a_mission_id_that_could_forge_identity_lines_is_refused() {
     let (_, stderr) = cmd.expect_code(1);
     assert!(stderr.contains("--mission"), "{stderr}");
 }
+
+/// A FIFO where raw.md or the pending queue should be would block the pass (and the mission
+/// with it) until something wrote to it: the pass fails at once, naming the file.
+#[test]
+fn a_fifo_in_place_of_raw_md_or_the_queue_fails_the_pass_instead_of_hanging() {
+    for name in ["memory/raw.md", "pending-issues.jsonl"] {
+        let dir = Dir::new("harness-fifo");
+        harness(&dir, &["append", "--role", "worker", "--feature", "F-001", "seed first"]).stdout();
+        let path = state(&dir).join(name);
+        let _ = std::fs::remove_file(&path);
+        let made = std::process::Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(made.success());
+        let mut cmd = harness(&dir, &["curate", "--trigger", "manual"]);
+        cmd.cmd.timeout(std::time::Duration::from_secs(30));
+        let out = cmd.output();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.code().is_some_and(|c| c != 0), "{name}: {:?} {stderr}", out.status);
+        assert!(stderr.contains("not a regular file") && stderr.contains(name), "{name}: {stderr}");
+    }
+}

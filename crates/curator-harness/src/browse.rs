@@ -7,7 +7,6 @@
 //! archive is append-only, so a read racing a writer sees a consistent prefix, at worst without
 //! the newest lines.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
 use serde::Serialize;
@@ -52,7 +51,7 @@ impl Harness {
     pub fn raw_tail(&self, max_bytes: u64) -> Result<RawTail> {
         self.require_state()?;
         let path = self.raw_path();
-        let mut file = match File::open(&path) {
+        let mut file = match crate::fsio::open_regular(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(RawTail { total_bytes: 0, text: String::new(), cut: false });

@@ -17,20 +17,34 @@ use crate::error::{Error, Result};
 
 /// Reads a UTF-8 file; a missing file reads as empty (every layer treats "missing" as "empty").
 pub(crate) fn read_or_empty(path: &Path) -> Result<String> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(Error::io(path, e)),
-    }
+    read_bytes_or_empty(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Reads raw bytes; missing reads as empty.
 pub(crate) fn read_bytes_or_empty(path: &Path) -> Result<Vec<u8>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(bytes),
+    match open_regular(path) {
+        Ok(mut file) => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| Error::io(path, e))?;
+            Ok(bytes)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(Error::io(path, e)),
     }
+}
+
+/// Opens `path` for reading if it is a regular file (through symlinks). A FIFO would block
+/// the pass, and the mission with it, until some process wrote to it (harness-curator §8.1:
+/// a curator failure never blocks the mission); a device never ends.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, a device, a socket or a directory)",
+        ));
+    }
+    File::open(path)
 }
 
 /// Takes a lock file with curator-store's protocol.

@@ -256,7 +256,9 @@ impl Harness {
             MergeContext { project: &project, features: &features, date: &date, mission: &mission };
         let mut merger = Merger::new(doc, cx);
         let raw_file = match raw_id {
-            Some(_) => Some(File::open(&raw_path).map_err(|e| Error::io(&raw_path, e))?),
+            Some(_) => {
+                Some(crate::fsio::open_regular(&raw_path).map_err(|e| Error::io(&raw_path, e))?)
+            }
             None => None,
         };
         let mut tail: VecDeque<Tail> = VecDeque::with_capacity(RAW_KEEP_ENTRIES + 1);
