@@ -299,6 +299,7 @@ fn the_next_pass_removes_what_a_killed_pass_left() {
     let left = [
         memory.join(format!(".MEMORY.md.tmp-{dead}")),
         memory.join(".raw.md.cut-Xy12ab"),
+        state(&dir).join(".pending-issues.jsonl.cut-Zq34cd"),
         state(&dir).join(format!(".issues.json.tmp-{dead}")),
         identity.join(format!(".planner.md.tmp-{dead}")),
     ];

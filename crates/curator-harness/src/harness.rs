@@ -173,7 +173,7 @@ impl Harness {
         curator_store::acquire_lock(&path, &curator_store::LockOptions { timeout: wait })
             .map_err(Error::busy_if_held)
     }
-    fn pending_lock_path(&self) -> PathBuf {
+    pub(crate) fn pending_lock_path(&self) -> PathBuf {
         self.state.join(".pending-issues.lock")
     }
     pub(crate) fn project_dir(&self) -> PathBuf {

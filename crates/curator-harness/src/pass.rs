@@ -23,6 +23,7 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::io::{BufReader, Seek, SeekFrom};
 use std::time::Duration;
 
@@ -628,20 +629,29 @@ impl Harness {
     /// are left alone) and a half-written cut of raw.md, which only a pass holding this state's
     /// lock — the caller — makes. Best effort: a file that cannot be removed is only untidy.
     fn remove_dead_temps(&self) -> Vec<String> {
-        let raw = self.raw_path();
-        let cut_prefix =
-            format!(".{}.cut-", raw.file_name().map_or("raw.md".into(), |n| n.to_string_lossy()));
-        let cuts = std::fs::read_dir(crate::fsio::parent_of(&raw))
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().starts_with(&cut_prefix))
-            .map(|e| e.path());
+        let cuts_of = |log: &Path| -> Vec<PathBuf> {
+            let name = log.file_name().map_or("log".into(), |n| n.to_string_lossy());
+            let prefix = format!(".{name}.cut-");
+            std::fs::read_dir(crate::fsio::parent_of(log))
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        };
+        let mut cuts = cuts_of(&self.raw_path());
+        // The queue is cut by a triage, which holds the queue's lock rather than this state's:
+        // its half-written cuts are only removed while no triage runs.
+        let queue_lock = lock(&self.pending_lock_path(), Duration::ZERO);
+        if queue_lock.is_ok() {
+            cuts.extend(cuts_of(&self.pending_path()));
+        }
         let dirs =
             [self.state.clone(), self.memory_dir(), self.archive_dir(), self.identity.clone()];
         let temps = dirs.iter().flat_map(|d| curator_store::dead_writer_temps(d));
         let mut notes = Vec::new();
-        for path in cuts.chain(temps).collect::<Vec<_>>() {
+        for path in cuts.into_iter().chain(temps).collect::<Vec<_>>() {
             if std::fs::remove_file(&path).is_ok() {
                 notes.push(format!(
                     "recovered: removed {}, left by a killed writer",
