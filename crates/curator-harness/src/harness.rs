@@ -290,9 +290,15 @@ impl Harness {
             appends: if skipped.is_empty() {
                 Vec::new()
             } else {
+                // One record per line, named by its triage and place in the queue: an append
+                // is applied once however often its journal is replayed (lines already there
+                // are not written again), yet the same bad line queued twice is kept twice.
+                let records = skipped.iter().enumerate().map(|(n, line)| {
+                    serde_json::json!({ "triage": now_iso, "n": n, "line": line }).to_string()
+                });
                 vec![LineAppend {
                     target: Target::State(PENDING_SKIPPED_REL.into()),
-                    lines: skipped,
+                    lines: records.collect(),
                 }]
             },
             cut: Some(Cut {

@@ -23,8 +23,8 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fs::File;
-use std::path::{Path, PathBuf};
 use std::io::{BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jiff::Timestamp;

@@ -167,7 +167,8 @@ fn triage_on_disk_clears_the_queue_and_is_a_no_op_when_empty() {
     let r = h.triage(at("2026-04-24T11:00:00Z")).unwrap();
     assert_eq!((r.merged, r.deduped, r.skipped), (1, 1, 1));
     assert_eq!(env.read("pending-issues.jsonl"), "");
-    assert_eq!(env.read("memory/archive/pending-skipped.jsonl"), "{not json\n");
+    let kept = r#"{"triage":"2026-04-24T11:00:00Z","n":0,"line":"{not json"}"#;
+    assert_eq!(env.read("memory/archive/pending-skipped.jsonl"), format!("{kept}\n"));
     let file = h.load_issues().unwrap();
     assert_eq!(file.issues[0].severity, Severity::Critical);
     assert_eq!(file.issues[0].found_at, "2026-04-24T10:00:00Z");
@@ -179,6 +180,19 @@ fn triage_on_disk_clears_the_queue_and_is_a_no_op_when_empty() {
         Vec::<std::path::PathBuf>::new(),
         "an empty queue touches nothing"
     );
+    // The same bad line queued again is kept again: nothing queued is erased unseen.
+    let bad_twice = b"{not json\n{not json\n";
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(h.pending_path())
+        .and_then(|mut f| std::io::Write::write_all(&mut f, bad_twice))
+        .unwrap();
+    h.file_issue(&issue("Checkout spinner never stops", "minor"), at("2026-04-24T12:10:00Z"))
+        .unwrap();
+    let r = h.triage(at("2026-04-24T12:20:00Z")).unwrap();
+    assert_eq!(r.skipped, 2);
+    let lines = env.read("memory/archive/pending-skipped.jsonl");
+    assert_eq!(lines.lines().filter(|l| l.contains("{not json")).count(), 3, "{lines}");
     // The pass reports triage counts on its output line.
     h.file_issue(
         &issue("Search returns stale results after edit", "minor"),
