@@ -138,6 +138,14 @@ fn with_harness<T>(
 ) -> Result<T, ApiError> {
     let configured = ctx.state.harness();
     let Some(dir) = state_dir.filter(|d| !d.trim().is_empty()) else {
+        if ctx.options.allow_state_dir && ctx.state.harness().is_none() {
+            return Err(ApiError::new(
+                axum::http::StatusCode::NOT_FOUND,
+                "harness_not_configured",
+                "no harness state directory is configured: pass state_dir in the call, or start \
+                 with --state-dir DIR",
+            ));
+        }
         return work(ctx.state.require_harness()?);
     };
     let dir = PathBuf::from(dir);
@@ -285,6 +293,14 @@ mod tests {
         assert_eq!(harness_context(&f.ctx, input).unwrap_err().code(), "state_dir_not_allowed");
         assert!(!f.state_dir.exists(), "nothing may be created in a refused state_dir");
         let input = HarnessContextInput { role: "worker".into(), state_dir: None };
-        assert_eq!(harness_context(&f.ctx, input).unwrap_err().code(), "harness_not_configured");
+        let err = harness_context(&f.ctx, input).unwrap_err();
+        assert_eq!(err.code(), "harness_not_configured");
+        assert!(!err.message().contains("state_dir"), "over HTTP a call cannot name one");
+        // On stdio a call may name its state directory: the error says so.
+        let f = fixture(true);
+        let input = HarnessContextInput { role: "worker".into(), state_dir: None };
+        let err = harness_context(&f.ctx, input).unwrap_err();
+        assert_eq!(err.code(), "harness_not_configured");
+        assert!(err.message().contains("pass state_dir"), "{}", err.message());
     }
 }
