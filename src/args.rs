@@ -162,7 +162,8 @@ pub(crate) enum Command {
     /// observations and its review queue (idempotent, byte-exact; exit 3 if a file is refused).
     Import(crate::cmd::pg::DatabaseArgs),
     /// Write every observation in PostgreSQL to the memory root, and remove the files of
-    /// observations the database deleted (idempotent, byte-exact).
+    /// observations the database deleted (idempotent, byte-exact; exit 3 if a file of the root
+    /// is not in the database: reported, left in place).
     Export(crate::cmd::pg::DatabaseArgs),
     /// Apply pending PostgreSQL schema migrations, or show them with --status.
     Migrate(crate::cmd::pg::MigrateArgs),

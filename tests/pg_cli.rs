@@ -446,6 +446,16 @@ fn import_and_export_never_undo_the_other_sides_newer_changes() {
     let (out, _) = ok(pg(&["--json", "import"]));
     let report = json_of(&out);
     assert_eq!((report["added"].as_u64(), report["updated"].as_u64()), (Some(0), Some(0)), "{out}");
+
+    // A file of the root that does not parse is not held either: export names it (exit 3),
+    // as lint does, and leaves it in place.
+    let broken = root.join("products/acme-shop/obs_broken-broken-broken-broken-broken-broken-broken-broken-broken-broken.md");
+    std::fs::write(&broken, "---\nid: [unclosed\n---\nbody\n").unwrap();
+    let out = pg(&["--json", "export"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let problems = json_of(&String::from_utf8_lossy(&out.stdout))["problems"].to_string();
+    assert!(problems.contains("obs_broken"), "{problems}");
+    assert!(broken.exists());
 }
 
 /// A copy of the example memory root (its `.curator/` left out), imported into `db`.

@@ -323,7 +323,16 @@ fn carry_deletions(
     report: &mut TransferReport,
 ) -> Result<()> {
     let files = FileStore::open(root, FileStoreOptions::default())?;
-    for stored in files.list(&ListFilter::default())?.observations {
+    let listing = files.list(&ListFilter::default())?;
+    // A file of the root that does not parse, or shares its id with another, is not held
+    // either: named with the reason `lint` gives, and left in place.
+    for problem in listing.problems {
+        let rel = relative(root, &problem.path);
+        if !held.contains(&rel) {
+            report.problems.push(Problem { path: rel, kind: problem.kind });
+        }
+    }
+    for stored in listing.observations {
         let rel = file_path(stored.tier, &stored.scope, &stored.observation.id);
         if held.contains(&rel) {
             continue;
