@@ -152,3 +152,78 @@ fn a_failed_run_is_curated_without_the_llm_settings_it_never_uses() {
     let (_, err) = cmd.stdin(record("passed")).expect_code(1);
     assert!(err.contains("curator.llm.apiKeyEnv") && err.contains("is not set"), "{err}");
 }
+
+/// A server answering every request with a valid chat completion holding `content` and a
+/// token usage. Returns its base URL.
+fn answering_endpoint(content: &str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let body = json!({"id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}})
+    .to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut request = vec![0u8; length];
+            let _ = std::io::Read::read_exact(&mut reader, &mut request);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    });
+    url
+}
+
+/// The LLM answered, then the lock could not be taken in time: nothing is applied (exit 75),
+/// and the MemoryLog still reports the tokens that answer cost.
+#[test]
+fn a_lock_timeout_after_the_llm_answered_reports_its_token_usage() {
+    let dir = Dir::new("llm-lock-timeout");
+    dir.write(
+        &format!("products/acme/{ID_A}.md"),
+        observation_file(ID_A, "Login modal", "0.5", "Appears late."),
+    );
+    let answer =
+        json!({"decisions": [{"action": "update", "observationId": ID_A, "reasoning": "held"}]});
+    let url = answering_endpoint(&answer.to_string());
+    std::fs::write(
+        dir.path().join("agent-qa.config.yaml"),
+        format!(
+            "services:\n  memory:\n    curatorLockTimeout: 1000\ncurator:\n  llm:\n    baseUrl: {url}\n    model: m\n    apiKeyEnv: CURATOR_TEST_LLM_KEY\n    maxRetries: 0\n    timeoutMs: 5000\n"
+        ),
+    )
+    .unwrap();
+    let mut holder = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    dir.write(".curator.lock", format!("{{\"pid\":{},\"timestamp\":\"{now}\"}}", holder.id()));
+    let run = dir.path().join("run.json");
+    let record = json!({"run_id": "r_llm-lock", "product": "acme",
+        "test": {"id": "t_login", "name": "Login"}, "status": "passed",
+        "steps": [{"name": "Log in", "status": "passed", "injected": [ID_A]}]});
+    std::fs::write(&run, record.to_string()).unwrap();
+    let mut cmd =
+        dir.curator(&["--json", "curate", "--run-record", run.to_str().unwrap(), "--llm"]);
+    cmd.cmd.env("CURATOR_TEST_LLM_KEY", KEY);
+    let (out, _) = cmd.expect_code(75);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let log: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(log["errors"], json!(["Curator error: Lock acquisition timed out"]), "{out}");
+    assert_eq!(log["tokenUsage"]["totalTokens"], 150, "{out}");
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.5"));
+}

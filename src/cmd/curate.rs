@@ -85,7 +85,9 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
     // agent-qa answers with a MemoryLog holding the error when the lock times out or the LLM
     // fails (§5.3, §5.4, §6). Nothing was applied, so the exit code asks for a retry, which
     // applies the run once.
-    let (log, unapplied) = match curate(store, &record, provider.as_ref(), &options) {
+    let result = curate(store, &record, provider.as_ref(), &options);
+    let spent = result.as_ref().err().and_then(CurateError::spent);
+    let (mut log, unapplied) = match result.map_err(CurateError::into_cause) {
         Ok(log) => (log, None),
         Err(CurateError::Store(e @ curator_store::Error::LockTimeout { .. })) => {
             (unapplied_log(&record, &options, LOCK_TIMEOUT_ERROR), Some(e.to_string()))
@@ -102,6 +104,10 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
+    if unapplied.is_some() && spent.is_some() {
+        // The LLM answered before the lock timed out: its tokens were spent all the same.
+        log.token_usage = spent;
+    }
     // The breaker counts each run once by its id, so a retry records what a curate killed
     // between applying the run and recording it left out, and nothing more.
     if let Some(key) = args.breaker.as_ref().filter(|_| unapplied.is_none()) {

@@ -175,6 +175,7 @@ impl From<CurateError> for ApiError {
     fn from(e: CurateError) -> Self {
         match e {
             CurateError::Store(s) => s.into(),
+            CurateError::AfterAnswer { source, .. } => (*source).into(),
             CurateError::Provider(p) => p.into(),
             other => ApiError::internal(other.to_string()),
         }

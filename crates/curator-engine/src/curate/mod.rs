@@ -106,6 +106,28 @@ pub enum CurateError {
     /// Listing the run's observations, taking the lock or writing failed as a whole.
     #[error("Curator error: {0}")]
     Store(#[from] curator_store::Error),
+    /// Taking the lock or writing failed after an LLM answered: nothing was applied, but the
+    /// tokens of the answer were spent (the MemoryLog of the unapplied run reports them).
+    #[error("Curator error: {source}")]
+    AfterAnswer { source: Box<curator_store::Error>, token_usage: TokenUsage },
+}
+
+impl CurateError {
+    /// The tokens an LLM spent on a run that was not applied.
+    pub fn spent(&self) -> Option<TokenUsage> {
+        match self {
+            CurateError::AfterAnswer { token_usage, .. } => Some(*token_usage),
+            _ => None,
+        }
+    }
+
+    /// The same error without the spent tokens: a store error is [`CurateError::Store`].
+    pub fn into_cause(self) -> CurateError {
+        match self {
+            CurateError::AfterAnswer { source, .. } => CurateError::Store(*source),
+            other => other,
+        }
+    }
 }
 
 /// Which path (§5) a run takes: its status, and the ablation rerun's when ablation is enabled.
@@ -184,7 +206,8 @@ pub fn curate(
         None
     };
     let before = log.clone();
-    store.transact(Some(&run_id), &mut |tx| {
+    let spent = log.token_usage;
+    let applied = store.transact(Some(&run_id), &mut |tx| {
         // A database store may run the body again after a serialization failure: start each
         // attempt from the log as it was, so no delta is counted twice.
         log = before.clone();
@@ -240,7 +263,13 @@ pub fn curate(
             gate::approve_clean(tx, record, &book, &mut log);
         }
         Ok(())
-    })?;
+    });
+    if let Err(source) = applied {
+        return Err(match spent {
+            Some(token_usage) => CurateError::AfterAnswer { source: Box::new(source), token_usage },
+            None => CurateError::Store(source),
+        });
+    }
     let journaled = log.evidence == Some(EvidenceStatus::Recorded);
     if !log.already_applied && !journaled && log.is_empty() && log.exonerated == 0 {
         // Nothing was journaled by this call: no application of the run exists.
