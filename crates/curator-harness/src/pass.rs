@@ -47,7 +47,7 @@ use crate::ledger::Ledger;
 use crate::memory_md::{MemoryDoc, Section};
 use crate::merge::{Disposition, MergeContext, Merger};
 use crate::merged_head::{MERGED_HEAD_REL, MergedHead};
-use crate::raw::{EntryKind, EntryReader, RawEntry, iso_date, iso_seconds};
+use crate::raw::{EntryKind, EntryReader, RawEntry, hex, iso_date, iso_seconds};
 use crate::redo::{Cut, FileWrite, Journal, LineAppend, Phase, Roots, Target, identify};
 use crate::summary;
 
@@ -242,9 +242,9 @@ impl Harness {
             }
         };
         let features = FeatureStatuses::parse(&read_or_empty(&self.features_path())?);
-        let doc = MemoryDoc::parse(&read_or_empty(&self.memory_path())?);
+        let doc = MemoryDoc::parse(&self.read_keeping_original(&self.memory_path(), "MEMORY.md")?);
         let project = ProjectIndex::scan(&self.project_dir(), self.slug().as_deref());
-        let mut ids = self.load_identities()?;
+        let mut ids = self.load_identities(true)?;
         let ids_before: HashMap<String, String> =
             ids.iter().map(|(r, f)| (r.clone(), f.render())).collect();
         let mut ledger = Ledger::parse(&read_or_empty(&self.ledger_path())?);
@@ -675,14 +675,39 @@ impl Harness {
         }
     }
 
-    /// Loads every `*.md` of the identity directory.
-    pub(crate) fn load_identities(&self) -> Result<crate::merge::Identities> {
+    /// Reads a file a pass may rewrite. Bytes that are not UTF-8 (a cp1252 paste) read as
+    /// U+FFFD and are written back so; the original is kept first in
+    /// `memory/archive/originals/<label>.<sha256 prefix>` (named by its content, so a retried
+    /// pass writes it once), as raw.md's entries are archived byte for byte.
+    fn read_keeping_original(&self, path: &Path, label: &str) -> Result<String> {
+        let bytes = crate::fsio::read_bytes_or_empty(path)?;
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            return Ok(text.to_owned());
+        }
+        use sha2::Digest as _;
+        let digest = hex(&sha2::Sha256::digest(&bytes));
+        let dir = self.archive_dir().join("originals");
+        let kept = dir.join(format!("{label}.{}", &digest[..16]));
+        if !kept.exists() {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            curator_store::atomic_write(&kept, &bytes)?;
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Loads every `*.md` of the identity directory; `for_rewrite` (a pass) keeps the
+    /// original of a file that is not UTF-8 ([`Self::read_keeping_original`]).
+    pub(crate) fn load_identities(&self, for_rewrite: bool) -> Result<crate::merge::Identities> {
         let mut ids = crate::merge::Identities::new();
         let Ok(dir) = std::fs::read_dir(&self.identity) else { return Ok(ids) };
         for e in dir.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some(role) = name.strip_suffix(".md").filter(|r| is_safe_role(r)) {
-                let text = read_or_empty(&e.path())?;
+                let text = if for_rewrite {
+                    self.read_keeping_original(&e.path(), &format!("identity-{name}"))?
+                } else {
+                    read_or_empty(&e.path())?
+                };
                 ids.insert(role.to_string(), IdentityFile::parse(role, &text));
             }
         }

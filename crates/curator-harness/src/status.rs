@@ -151,7 +151,7 @@ impl Harness {
             format!("{SUMMARY_MAX_LINES} lines, {SUMMARY_MAX_TOKENS} tokens"),
             ok,
         ));
-        let mut roles: Vec<String> = self.load_identities()?.into_keys().collect();
+        let mut roles: Vec<String> = self.load_identities(false)?.into_keys().collect();
         roles.sort();
         for role in roles {
             let text = read_or_empty(&self.identity_path(&role))?;

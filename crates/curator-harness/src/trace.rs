@@ -144,7 +144,7 @@ impl Harness {
             }
         }
         let memory = read_or_empty(&self.memory_path())?;
-        let ids = self.load_identities()?;
+        let ids = self.load_identities(false)?;
         let identity_texts: Vec<(String, String)> =
             ids.iter().map(|(r, f)| (format!("identity/{r}.md"), f.render())).collect();
         for_each_record(&self.archive_dir(), |_, r| {

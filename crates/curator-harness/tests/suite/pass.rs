@@ -232,3 +232,29 @@ fn entries_without_content_words_are_not_added_again_by_each_pass() {
     let items = env.read("memory/MEMORY.md").lines().filter(|l| l.contains("] ...")).count();
     assert_eq!(items, 1, "{}", env.read("memory/MEMORY.md"));
 }
+
+/// A hand-edited MEMORY.md item or identity entry holding bytes that are not UTF-8 (a cp1252
+/// paste) is written back with U+FFFD by a pass; the original bytes are kept first, once.
+#[test]
+fn a_file_a_pass_rewrites_keeps_its_non_utf8_original() {
+    let env = seeded();
+    std::fs::create_dir_all(&env.identity).unwrap();
+    let identity = b"# IDENTITY \xe2\x80\x94 worker\n\n## Context shortcuts\n- [2026-01-01] Caf\xe9 build: use the mirror (shop@0)\n".to_vec();
+    std::fs::write(env.identity.join("worker.md"), &identity).unwrap();
+    env.write(
+        "memory/raw.md",
+        &raw(5, "worker", "F-001", "-", "TRICK: seed the db before the e2e suite"),
+    );
+    let h = env.harness();
+    h.curate(Trigger::Manual, at("2026-04-24T11:00:00Z")).unwrap();
+    let originals = env.state.join("memory/archive/originals");
+    let kept: Vec<Vec<u8>> = std::fs::read_dir(&originals)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read(e.path()).unwrap())
+        .collect();
+    assert_eq!(kept, [identity], "the original bytes, kept once");
+    // A second pass over the rewritten (now UTF-8) file keeps nothing more.
+    h.curate(Trigger::Manual, at("2026-04-24T12:00:00Z")).unwrap();
+    assert_eq!(std::fs::read_dir(&originals).unwrap().count(), 1);
+}
