@@ -168,6 +168,15 @@ fn peer_uid(stream: &UnixStream) -> std::io::Result<u32> {
     Ok(rustix::net::sockopt::socket_peercred(stream)?.uid.as_raw())
 }
 
+/// Connects to the server's socket, giving up after [`CLIENT_TIMEOUT`]: a server that is
+/// stopped (Ctrl-Z) no longer accepts, and once its backlog is full a plain `connect` would
+/// block the query for ever instead of letting it answer by itself.
+fn connect(path: &Path) -> std::io::Result<UnixStream> {
+    let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)?;
+    socket.connect_timeout(&socket2::SockAddr::unix(path)?, CLIENT_TIMEOUT)?;
+    Ok(socket.into())
+}
+
 /// Asks the server of `root`, if one runs, to answer the step; `breaker` is the circuit breaker
 /// to honour (`None`: none, or breakers disabled).
 pub fn ask(root: &Path, opts: &QueryOptions, breaker: Option<&str>) -> Result<Answer, NoServer> {
@@ -181,7 +190,7 @@ pub fn ask(root: &Path, opts: &QueryOptions, breaker: Option<&str>) -> Result<An
     }
     let build = build_id().ok_or_else(|| NoServer::Refused("unknown executable".into()))?;
     let root = std::fs::canonicalize(root)?;
-    let stream = UnixStream::connect(&path)?;
+    let stream = connect(&path)?;
     if peer_uid(&stream)? != uid() {
         return Err(NoServer::ForeignSocket(path));
     }
@@ -413,6 +422,33 @@ impl Server {
 mod tests {
     use super::*;
     use curator_store::{FileStore, FileStoreOptions};
+
+    /// A server that no longer accepts (stopped with Ctrl-Z) and whose backlog is full: the
+    /// query's connect gives up after the client timeout instead of blocking for ever.
+    #[test]
+    fn a_full_backlog_does_not_block_the_connect() {
+        use socket2::{Domain, SockAddr, Socket, Type};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("query.sock");
+        let addr = SockAddr::unix(&path).unwrap();
+        let listener = Socket::new(Domain::UNIX, Type::STREAM, None).unwrap();
+        listener.bind(&addr).unwrap();
+        listener.listen(0).unwrap();
+        let mut waiting = Vec::new();
+        for _ in 0..64 {
+            let s = Socket::new(Domain::UNIX, Type::STREAM, None).unwrap();
+            s.set_nonblocking(true).unwrap();
+            if s.connect(&addr).is_err() {
+                break;
+            }
+            waiting.push(s);
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(connect(&path).is_err()).unwrap());
+        let gave_up = rx.recv_timeout(CLIENT_TIMEOUT * 4).expect("connect returned");
+        assert!(gave_up, "nothing accepts: no connection");
+        drop((listener, waiting));
+    }
 
     const A: &str = "obs_aa-lamp-lake-moon-reef-sand-tide-wave-wind-yarn";
     const B: &str = "obs_ab-lamp-lake-moon-reef-sand-tide-wave-wind-yarn";
