@@ -12,6 +12,7 @@
 //! same-origin check for writes; then `/api/v1/*` (JSON errors everywhere), the UI at `/`,
 //! static assets at `/static/*`, MCP at `/mcp`.
 
+mod connections;
 mod error;
 mod extract;
 mod guard;

@@ -43,6 +43,7 @@ pub fn check_listen(addr: SocketAddr, state: &AppState) -> Result<(), ServeError
 pub struct Server {
     listener: tokio::net::TcpListener,
     state: AppState,
+    header_timeout: std::time::Duration,
 }
 
 impl Server {
@@ -52,7 +53,14 @@ impl Server {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
-        Ok(Server { listener, state })
+        Ok(Server { listener, state, header_timeout: crate::connections::HEADER_READ_TIMEOUT })
+    }
+
+    /// How long a client has to send a request's headers (30 s by default); a client that
+    /// has not finished them by then is disconnected.
+    pub fn header_read_timeout(mut self, timeout: std::time::Duration) -> Server {
+        self.header_timeout = timeout;
+        self
     }
 
     /// The address actually bound.
@@ -67,7 +75,7 @@ impl Server {
     ) -> Result<(), ServeError> {
         let listen = self.listener.local_addr()?;
         let app = crate::app_on(self.state, listen);
-        axum::serve(self.listener, app).with_graceful_shutdown(shutdown).await?;
+        crate::connections::serve(self.listener, app, shutdown, self.header_timeout).await?;
         Ok(())
     }
 }

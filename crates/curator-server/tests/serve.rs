@@ -82,3 +82,27 @@ async fn a_public_address_needs_a_token() {
     curator_server::check_listen("[::1]:7878".parse().unwrap(), &f.state(ServerOptions::default()))
         .unwrap();
 }
+
+/// A client that sends half a request is disconnected once the header-read timeout passes,
+/// so such clients cannot hold every connection the server has; others are served meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_sent_request_is_dropped_after_the_header_timeout() {
+    let f = Fixture::new();
+    let state = f.state(ServerOptions::default());
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), state)
+        .await
+        .unwrap()
+        .header_read_timeout(Duration::from_millis(300));
+    let addr = server.local_addr().unwrap();
+    let running = tokio::spawn(server.run(std::future::pending()));
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(format!("GET /api/v1/observations HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
+        .await
+        .unwrap();
+    let (status, _) = http(addr, "GET", "/api/v1/observations?limit=1").await;
+    assert_eq!(status, 200, "another client is served while one dawdles");
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), slow.read_to_end(&mut rest)).await;
+    assert!(closed.is_ok(), "the half-sent request's connection was closed by the server");
+    running.abort();
+}
