@@ -102,6 +102,24 @@ fn a_file_where_a_tier_folder_should_be_is_no_memory() {
     }
 }
 
+/// A person moves an observation from a test's folder to its product's: the next query of
+/// another test of that product gets it, although the test folder it left (not queried since)
+/// still held it in the index, which used to count as a second copy of the id.
+#[test]
+fn an_observation_moved_by_hand_to_another_folder_is_served_from_there() {
+    let dir = Dir::new("query-moved");
+    let text = observation_file(ID_C, "The login modal opens after two seconds", "0.9", "Wait.");
+    let from = dir.write(&format!("tests/{TEST}/{ID_C}.md"), &text);
+    let out = dir.curator(&["query", "--product", "acme", "--test", TEST, "login modal"]).stdout();
+    assert!(out.contains("login modal opens"), "indexed in the test folder: {out}");
+    let to = dir.root().join(format!("products/acme/{ID_C}.md"));
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::rename(&from, &to).unwrap();
+    let other = "t_other-test";
+    let out = dir.curator(&["query", "--product", "acme", "--test", other, "login modal"]).stdout();
+    assert!(out.contains("login modal opens"), "served from the product folder: {out}");
+}
+
 #[test]
 fn scope_names_that_would_escape_are_skipped_and_the_rest_is_served() {
     // agent-qa skips a folder whose name fails its path check and serves the others; a memory

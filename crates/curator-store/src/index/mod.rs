@@ -450,9 +450,24 @@ impl MemoryIndex {
         let mut keep = Vec::with_capacity(hits.len());
         for hit in hits.iter() {
             let term = Term::from_field_text(self.fields.id, &hit.id);
-            let copies =
-                searcher.search(&TermQuery::new(term, IndexRecordOption::Basic), &Count)?;
-            keep.push(copies <= 1);
+            let query = TermQuery::new(term, IndexRecordOption::Basic);
+            let copies = searcher.search(&query, &Count)?;
+            if copies <= 1 {
+                keep.push(true);
+                continue;
+            }
+            // The other copy may be a folder not refreshed since a person moved the file out
+            // of it (only queried folders are brought in line): only copies still on disk
+            // count, so a moved observation is served from its new folder at once.
+            let mut on_disk = 0;
+            for addr in searcher.search(&query, &DocSetCollector)? {
+                let doc: TantivyDocument = searcher.doc(addr)?;
+                let path = doc.get_first(self.fields.path).and_then(|v| v.as_str()).unwrap_or("");
+                if self.root.join(path).is_file() {
+                    on_disk += 1;
+                }
+            }
+            keep.push(on_disk <= 1);
         }
         let mut flags = keep.into_iter();
         hits.retain(|_| flags.next().unwrap_or(true));
