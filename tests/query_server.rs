@@ -173,6 +173,20 @@ fn a_killed_server_leaves_a_socket_that_queries_and_the_next_server_handle() {
     assert!(by_server, "the first server still answers");
 }
 
+/// The socket is only a fast path: a folder where it should be is a warning, the server
+/// serves HTTP all the same, and queries answer by themselves.
+#[test]
+fn a_folder_in_place_of_the_socket_is_a_warning_not_a_refusal_to_serve() {
+    let dir = seeded("query-server-socket-dir");
+    let (expected, _) = query(&dir, false, &[], "Click the login button");
+    std::fs::create_dir_all(dir.root().join(".curator/query.sock/inside")).unwrap();
+    let served = Served::start_until(&dir, "curator serve: http://");
+    let (out, by_server) = query(&dir, false, &[], "Click the login button");
+    assert!(!by_server);
+    assert_eq!(out, expected);
+    served.kill();
+}
+
 #[test]
 fn a_hung_server_delays_a_query_by_the_client_timeout_only() {
     let dir = seeded("query-server-hung");

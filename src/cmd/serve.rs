@@ -93,9 +93,21 @@ fn state(ctx: &Context, args: &ServeArgs) -> Result<(AppState, Option<QueryListe
         mcp_review: args.mcp_review,
         body_limit: args.max_body,
     };
+    // The socket is a fast path for fresh `curator query` processes, which answer by
+    // themselves without it: a socket that cannot be made (a folder in its place, a root the
+    // server cannot write) is a warning, not a reason not to serve.
     let listener = match ctx.store {
-        StoreChoice::Files => QueryListener::start(&root, Arc::clone(&store))
-            .with_context(|| format!("listening on {}", socket_path(&root).display()))?,
+        StoreChoice::Files => match QueryListener::start(&root, Arc::clone(&store)) {
+            Ok(listener) => listener,
+            Err(e) => {
+                eprintln!(
+                    "warning: cannot listen on {} ({e}); fresh `curator query` processes will \
+                     answer by themselves",
+                    socket_path(&root).display()
+                );
+                None
+            }
+        },
         StoreChoice::Postgres(_) => None,
     };
     Ok((AppState::with_store(store, root, options), listener))
