@@ -240,6 +240,12 @@ impl Watches {
             return None;
         }
         let path = root.join(dir.tier.dir_name()).join(dir.scope.as_str());
+        // A symlinked scope folder: the watch would follow its target, and the link re-pointed
+        // or removed (an event of the tier folder, which reports only its own moves) would go
+        // unseen. Such a folder is checked on every read, as without inotify.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return None;
+        }
         let wd = inotify::add_watch(&self.fd, &path, folder_events()).ok()?;
         // Two keys can name one inode (a symlinked scope folder): keep one watch per key.
         if let Some(other) = self.by_wd.insert(wd, key.clone()) {
@@ -294,6 +300,22 @@ mod tests {
         assert_eq!(watch.stale(root.path(), &dirs).len(), 1, "A's refresh predates the change");
         watch.mark_fresh(&b);
         assert!(watch.stale(root.path(), &dirs).is_empty(), "B's refresh saw it");
+    }
+
+    /// A symlinked scope folder can be re-pointed without an event on its target: it is
+    /// never reported clean.
+    #[test]
+    fn a_symlinked_folder_is_always_stale() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("elsewhere");
+        std::fs::create_dir_all(&target).unwrap();
+        std::fs::create_dir_all(root.path().join("products")).unwrap();
+        std::os::unix::fs::symlink(&target, root.path().join("products/p")).unwrap();
+        let dirs = [ScopeDir::new(Tier::Products, ScopeName::new("p").unwrap())];
+        let mut watch = FolderWatch::new(root.path());
+        let stale = watch.stale(root.path(), &dirs);
+        watch.mark_fresh(&stale);
+        assert_eq!(watch.stale(root.path(), &dirs).len(), 1);
     }
 
     #[test]
