@@ -13,10 +13,9 @@ use crate::util::{Dir, ID_A, observation_file};
 
 const KEY: &str = "sk-curator-test-4f1c9a7e2b5d8360";
 
-/// A server answering every request with `status` and a body quoting the request's headers,
-/// `Authorization` included, the way a misconfigured proxy or debug endpoint does. Returns
-/// its base URL.
-fn echoing_endpoint(status: u16) -> String {
+/// A mock endpoint on 127.0.0.1: reads each request (headers, then a `Content-Length` body)
+/// and answers `reply(headers)` = (status, JSON body). Returns its base URL.
+fn endpoint(reply: impl Fn(&[String]) -> (u16, String) + Send + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     std::thread::spawn(move || {
@@ -31,12 +30,16 @@ fn echoing_endpoint(status: u16) -> String {
                 }
                 headers.push(line.trim_end().to_owned());
             }
-            let body = json!({"error": {
-                "message": "model `no-such-model` does not exist; your request was:",
-                "request_headers": headers,
-                "hint": format!("resend with {}", headers.iter().find(|h| h.to_lowercase().starts_with("authorization")).cloned().unwrap_or_default()),
-            }})
-            .to_string();
+            let length = headers
+                .iter()
+                .find_map(|h| {
+                    h.to_ascii_lowercase().strip_prefix("content-length:").map(str::to_owned)
+                })
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            let mut request = vec![0u8; length];
+            let _ = std::io::Read::read_exact(&mut reader, &mut request);
+            let (status, body) = reply(&headers);
             let head = format!(
                 "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
@@ -46,6 +49,22 @@ fn echoing_endpoint(status: u16) -> String {
         }
     });
     url
+}
+
+/// A server answering every request with `status` and a body quoting the request's headers,
+/// `Authorization` included, the way a misconfigured proxy or debug endpoint does. Returns
+/// its base URL.
+fn echoing_endpoint(status: u16) -> String {
+    endpoint(move |headers| {
+        let authorization =
+            headers.iter().find(|h| h.to_lowercase().starts_with("authorization")).cloned();
+        let body = json!({"error": {
+            "message": "model `no-such-model` does not exist; your request was:",
+            "request_headers": headers,
+            "hint": format!("resend with {}", authorization.unwrap_or_default()),
+        }});
+        (status, body.to_string())
+    })
 }
 
 /// Every file under `dir` whose bytes contain `needle`.
@@ -156,37 +175,11 @@ fn a_failed_run_is_curated_without_the_llm_settings_it_never_uses() {
 /// A server answering every request with a valid chat completion holding `content` and a
 /// token usage. Returns its base URL.
 fn answering_endpoint(content: &str) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let body = json!({"id": "x", "object": "chat.completion",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}})
     .to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut request = vec![0u8; length];
-            let _ = std::io::Read::read_exact(&mut reader, &mut request);
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(body.as_bytes());
-        }
-    });
-    url
+    endpoint(move |_| (200, body.clone()))
 }
 
 /// The LLM answered, then the lock could not be taken in time: nothing is applied (exit 75),
