@@ -723,27 +723,39 @@ impl Harness {
         if !known.trim().is_empty() {
             return check_mission(known.trim(), &path.display().to_string()).map(str::to_owned);
         }
-        let mission =
-            format!("{}@{}", self.slug().unwrap_or_else(|| "harness".into()), iso_seconds(now));
+        // The project folder's name may hold anything: what a mission id cannot is replaced.
+        let slug: String = self
+            .slug()
+            .unwrap_or_else(|| "harness".into())
+            .chars()
+            .map(|c| if mission_char(c) { c } else { '-' })
+            .take(90)
+            .collect();
+        let mission = format!("{}@{}", slug.trim(), iso_seconds(now));
         write_if_changed(&path, format!("{mission}\n").as_bytes())?;
         Ok(mission)
     }
 }
 
 /// A mission id is written into identity entries (`(shop@1, shop@2)`) that every role's
-/// preamble shows: one short line of letters, digits and `@ . _ : + / # -` (and inner spaces),
-/// so it can never add a line or a section of its own.
+/// preamble shows: one line of at most 120 characters, without control characters or the
+/// list's own delimiters `(`, `)` and `,`, so it can never add a line, a section or a mission
+/// of its own.
+fn mission_char(c: char) -> bool {
+    !c.is_control() && !"(),".contains(c)
+}
+
 fn check_mission<'a>(mission: &'a str, source: &str) -> Result<&'a str> {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || " @._:+/#-".contains(c);
     if mission.is_empty()
-        || mission.len() > 120
+        || mission.chars().count() > 120
         || mission != mission.trim()
-        || !mission.chars().all(allowed)
+        || !mission.chars().all(mission_char)
     {
         return Err(Error::invalid(
             "mission",
             format!(
-                "{:?} (from {source}) must be 1-120 characters of A-Z a-z 0-9, spaces and @ . _ : + / # -",
+                "{:?} (from {source}) must be one line of 1-120 characters without control \
+                 characters, '(', ')' or ','",
                 curator_core::excerpt(mission)
             ),
         ));

@@ -258,3 +258,20 @@ fn a_file_a_pass_rewrites_keeps_its_non_utf8_original() {
     h.curate(Trigger::Manual, at("2026-04-24T12:00:00Z")).unwrap();
     assert_eq!(std::fs::read_dir(&originals).unwrap().count(), 1);
 }
+
+/// The mission id a first pass makes up from the project's name keeps what a mission id may
+/// hold (accents, spaces) and replaces what it may not (the identity list's `(`, `)` and `,`).
+#[test]
+fn a_made_up_mission_id_keeps_the_project_name_readable() {
+    let env = seeded();
+    let options = HarnessOptions {
+        slug: Some("projet (été), v2".into()),
+        mission: None,
+        ..HarnessOptions::default()
+    };
+    let h = curator_harness::Harness::open(&env.state, &env.identity, options);
+    h.curate(Trigger::Manual, at("2026-04-24T11:00:00Z")).unwrap();
+    let mission = env.read("memory/.mission");
+    assert_eq!(mission, "projet -été-- v2@2026-04-24T11:00:00Z\n");
+    h.curate(Trigger::Manual, at("2026-04-24T12:00:00Z")).unwrap();
+}
