@@ -520,6 +520,43 @@ fn a_nul_character_is_shown_in_a_report_and_refused_in_an_observation() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{stdout}");
     assert!(stdout.contains(nul) && stdout.contains("NUL character"), "{stdout}");
+
+    // Written as a YAML escape, the NUL is no byte of the file but one of the title: refused
+    // the same way, the rest imported, and a decision adding one fails alone.
+    std::fs::remove_file(root.join(format!("products/acme-shop/{nul}.md"))).unwrap();
+    let escaped = "obs_kk-ll-mm-nn-oo-pp-qq-rr-ss-tt";
+    let file = observation_file(escaped, "nul", "0.5", "Fine body.").replacen(
+        "title: nul",
+        "title: \"a \\0 title\"",
+        1,
+    );
+    std::fs::write(root.join(format!("products/acme-shop/{escaped}.md")), file).unwrap();
+    let out = pg(&["import"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(escaped) && stdout.contains("its title holds"), "{stdout}");
+    std::fs::remove_file(root.join(format!("products/acme-shop/{escaped}.md"))).unwrap();
+    let decisions = tmp.path().join("dec.json");
+    let adds = json!({"decisions": [
+        {"action": "add", "title": "with \u{0} inside", "content": "c", "scope": "product", "reasoning": "r"},
+        {"action": "add", "title": "Plain fact", "content": "c", "scope": "product", "reasoning": "r"}]});
+    std::fs::write(&decisions, adds.to_string()).unwrap();
+    let run = json!({"run_id": "r-nul-add", "product": "acme-shop",
+        "test": {"id": "t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel", "name": "T"},
+        "status": "passed", "steps": []});
+    std::fs::write(&record, run.to_string()).unwrap();
+    let out = pg(&[
+        "--json",
+        "curate",
+        record.to_str().unwrap(),
+        "--decisions",
+        decisions.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let log = json_of(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!((out.status.code(), log["added"].as_u64()), (Some(0), Some(1)), "{log}");
+    assert!(log["errors"].to_string().contains("NUL"), "{log}");
 }
 
 /// `psql URL -tAc SQL`: one answer of the test database, as another session sees it.

@@ -204,6 +204,24 @@ impl<'a> PgTransaction<'a> {
             ));
             return Err(Error::Refused { path, kind });
         }
+        // The same character written as a YAML escape (`"\0"`) is no NUL byte in the file,
+        // but one in the field the database stores on its own.
+        let snapshot = observation.suite.as_ref().map(|s| s.suite_snapshot.iter());
+        let tests = snapshot.into_iter().flatten().flat_map(|e| [e.test.as_str(), e.id.as_str()]);
+        let fields = [
+            ("title", observation.title.as_str()),
+            ("content", observation.content.as_str()),
+            ("created", observation.created.as_str()),
+            ("last_confirmed", observation.last_confirmed.as_str()),
+            ("source_test", observation.source_test.as_str()),
+        ];
+        let with_nul = fields.into_iter().chain(tests.map(|t| ("suite_tests", t)));
+        if let Some((field, _)) = with_nul.into_iter().find(|(_, v)| v.contains('\0')) {
+            let kind = ProblemKind::NotStored(format!(
+                "PostgreSQL cannot store the NUL character (U+0000) its {field} holds"
+            ));
+            return Err(Error::Refused { path, kind });
+        }
         let existing = self.locked_row(table, id)?;
         let before = match existing {
             Some(row) if row.tier != tier.dir_name() || row.scope != scope.as_str() => {
