@@ -326,6 +326,7 @@ fn schemas() -> Value {
             "suite_snapshot": { "type": "array", "items": snapshot_entry } } },
         "ObservationPage": { "type": "object", "properties": {
             "total": i, "offset": i, "limit": i, "problems": i,
+            "next_offset": { "type": ["integer", "null"], "description": "the offset of the next page (null on the last); a page may hold fewer than limit observations when files on it are not served" },
             "observations": { "type": "array", "items": schema_ref("Observation") } } },
         "NewObservation": { "type": "object", "additionalProperties": false,
             "required": ["tier", "scope", "title", "content", "source_test"],

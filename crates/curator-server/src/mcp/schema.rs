@@ -415,13 +415,17 @@ pub(crate) struct ObservationOut {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ObservationPage {
-    /// How many match the filters.
+    /// How many match the filters: without `text` or `min_trust`, the observation files
+    /// (served or not); with either, the matching observations.
     pub(crate) total: usize,
     pub(crate) offset: usize,
     pub(crate) limit: usize,
     pub(crate) observations: Vec<ObservationOut>,
     /// Files found under the root but not served (`curator lint` says why).
     pub(crate) problems: usize,
+    /// The offset of the next page; absent on the last. A page may hold fewer than `limit`
+    /// observations when files on it are not served: page by this, not by the rows received.
+    pub(crate) next_offset: Option<usize>,
 }
 
 /// `get_observation`.

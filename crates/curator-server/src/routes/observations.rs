@@ -54,6 +54,8 @@ pub(crate) struct ListParams {
 /// One page of observations.
 #[derive(Debug, Serialize)]
 pub(crate) struct Page {
+    /// Without `q` or `min_trust`, the observation files the filter matches, served or not
+    /// (the page reads only its own files); with either, the observations that match.
     pub(crate) total: usize,
     pub(crate) offset: usize,
     pub(crate) limit: usize,
@@ -61,6 +63,24 @@ pub(crate) struct Page {
     /// Files of this page found but not served (see `/api/v1/lint` for each reason); with
     /// `q` or `min_trust`, of the whole tier and scope.
     pub(crate) problems: usize,
+    /// The `offset` of the next page; `null` on the last. A page may hold fewer than `limit`
+    /// observations when files on it are not served, so a client pages by this, never by the
+    /// rows it got.
+    pub(crate) next_offset: Option<usize>,
+}
+
+impl Page {
+    fn new(
+        total: usize,
+        offset: usize,
+        limit: usize,
+        observations: Vec<ObservationView>,
+        problems: usize,
+    ) -> Page {
+        let next = offset.saturating_add(limit);
+        let next_offset = (next < total).then_some(next);
+        Page { total, offset, limit, observations, problems, next_offset }
+    }
 }
 
 /// The listing behind both the API and the UI's overview.
@@ -81,13 +101,8 @@ pub(crate) fn list_page(state: &AppState, params: &ListParams) -> Result<Page, A
     let needle = params.q.as_deref().map(str::to_lowercase).filter(|q| !q.trim().is_empty());
     if needle.is_none() && params.min_trust.is_none() {
         let page = state.store().list_page(&filter, offset, limit)?;
-        return Ok(Page {
-            total: page.total,
-            offset,
-            limit,
-            observations: page.observations.iter().map(ObservationView::from).collect(),
-            problems: page.problems.len(),
-        });
+        let observations = page.observations.iter().map(ObservationView::from).collect();
+        return Ok(Page::new(page.total, offset, limit, observations, page.problems.len()));
     }
     let listing = state.store().list(&filter)?;
     let mut matching: Vec<_> = listing
@@ -111,7 +126,7 @@ pub(crate) fn list_page(state: &AppState, params: &ListParams) -> Result<Page, A
     let total = matching.len();
     let observations =
         matching.into_iter().skip(offset).take(limit).map(ObservationView::from).collect();
-    Ok(Page { total, offset, limit, observations, problems: listing.problems.len() })
+    Ok(Page::new(total, offset, limit, observations, listing.problems.len()))
 }
 
 async fn list(

@@ -244,6 +244,14 @@ async fn a_limited_list_reads_only_its_page() {
     let last = get(&app, "/api/v1/observations?offset=100&limit=100").await.json();
     assert_eq!(last["problems"], 1, "{last}");
     assert_eq!(last["observations"].as_array().unwrap().len(), 69);
+    // A page short of `limit` is not the last: a client pages by `next_offset`.
+    assert_eq!(page["next_offset"], 100);
+    assert_eq!(last["next_offset"], serde_json::Value::Null);
+    let short = get(&app, "/api/v1/observations?offset=160&limit=5").await.json();
+    assert_eq!(
+        (short["observations"].as_array().unwrap().len(), &short["next_offset"]),
+        (4, &json!(165))
+    );
     // A file that cannot even be opened is only a problem for the page it is on.
     std::fs::remove_file(&broken).unwrap();
     std::os::unix::fs::symlink("/nonexistent/target", &broken).unwrap();
