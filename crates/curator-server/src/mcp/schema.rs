@@ -423,7 +423,7 @@ pub(crate) struct ObservationPage {
     pub(crate) observations: Vec<ObservationOut>,
     /// Files found under the root but not served (`curator lint` says why).
     pub(crate) problems: usize,
-    /// The offset of the next page; absent on the last. A page may hold fewer than `limit`
+    /// The offset of the next page; null on the last. A page may hold fewer than `limit`
     /// observations when files on it are not served: page by this, not by the rows received.
     pub(crate) next_offset: Option<usize>,
 }
