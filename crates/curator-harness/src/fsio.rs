@@ -34,7 +34,7 @@ pub(crate) fn read_bytes_or_empty(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Opens `path` for reading if it is a regular file (through symlinks). A FIFO would block
-/// the pass, and the mission with it, until some process wrote to it (harness-curator §8.1:
+/// the pass, and the mission with it, until some process wrote to it (the harness spec:
 /// a curator failure never blocks the mission); a device never ends.
 pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
     let meta = std::fs::metadata(path)?;
