@@ -285,8 +285,8 @@ pub(crate) struct EvalArgs {
     pub(crate) queries: PathBuf,
     /// recall@K reads the top K (the injection cap raised to K for the eval); irrelevant
     /// injections are counted at the configured cap (maxInjections).
-    #[arg(long, value_name = "K", default_value_t = 3)]
-    pub(crate) k: usize,
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) k: u16,
     /// Which modes to measure (default: both, terms first); the plain BM25 baseline always runs.
     #[arg(long, value_enum)]
     pub(crate) mode: Option<ModeArg>,

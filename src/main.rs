@@ -107,6 +107,10 @@ fn init_tracing(verbose: u8) {
         1 => "info",
         _ => "debug",
     };
+    // tantivy warns about what it skips (a token too long to index) in words meant for its
+    // developers; curator says what matters itself, so its warnings wait for -v.
+    let default =
+        if verbose == 0 { format!("{default},tantivy=error") } else { default.to_owned() };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CURATOR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     // Colours only for a person at a terminal: a harness reading stderr from a pipe gets text.

@@ -364,12 +364,13 @@ fn value_errors_are_usage_errors_and_write_nothing() {
     let dir = Dir::new("value-errors");
     dir.curator(&["init"]).stdout();
     let add = ["add", "--tier", "tests", "--scope", "t_a", "--title", "x", "--source-test", "t"];
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 6] = [
         &["add", "--tier", "nope", "--scope", "t_a", "--title", "x", "--source-test", "t", "b"],
         &[&add[..], &["--trust", "1.5", "b"]].concat(),
         &[&add[..], &["--trust", "NaN", "b"]].concat(),
         &["query", "--product", "p", "--test", "t", "--min-trust", "2", "step"],
         &["list", "--tier", "planets"],
+        &["eval", "--queries", "q.jsonl", "--k", "0"],
     ];
     for args in cases {
         let (_, stderr) = dir.curator(args).expect_code(2);

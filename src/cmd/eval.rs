@@ -31,7 +31,7 @@ pub(crate) fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
         Some(ModeArg::Phrase) => &[(QueryMode::Phrase, "phrase")],
         None => &[(QueryMode::Terms, "terms"), (QueryMode::Phrase, "phrase")],
     };
-    let depth = EvalDepth { k: args.k, cap: ctx.config.memory.max_injections };
+    let depth = EvalDepth { k: usize::from(args.k), cap: ctx.config.memory.max_injections };
     let min_trust = ctx.config.memory.min_trust;
     let mut report = EvalReport { modes: Vec::new() };
     for &(mode, name) in modes {
