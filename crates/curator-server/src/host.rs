@@ -100,7 +100,7 @@ pub(crate) async fn require_allowed_host(
         None => ApiError::new(
             StatusCode::BAD_REQUEST,
             "missing_host",
-            "the request names no Host; HTTP/1.1 requires one",
+            "the request names no Host: send a Host header naming this server",
         )
         .into_response(),
         Some(host) if !hosts.allows(&host) => ApiError::new(

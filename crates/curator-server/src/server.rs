@@ -43,7 +43,7 @@ pub fn check_listen(addr: SocketAddr, state: &AppState) -> Result<(), ServeError
 pub struct Server {
     listener: tokio::net::TcpListener,
     state: AppState,
-    header_timeout: std::time::Duration,
+    timeouts: crate::connections::Timeouts,
 }
 
 impl Server {
@@ -53,13 +53,20 @@ impl Server {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
-        Ok(Server { listener, state, header_timeout: crate::connections::HEADER_READ_TIMEOUT })
+        Ok(Server { listener, state, timeouts: Default::default() })
     }
 
-    /// How long a client has to send a request's headers (30 s by default); a client that
-    /// has not finished them by then is disconnected.
-    pub fn header_read_timeout(mut self, timeout: std::time::Duration) -> Server {
-        self.header_timeout = timeout;
+    /// How long the server waits on a client (30 s by default): for a request's headers, on
+    /// an idle keep-alive connection, and between two bytes of a request body.
+    pub fn client_timeout(mut self, timeout: std::time::Duration) -> Server {
+        self.timeouts.client = timeout;
+        self
+    }
+
+    /// How long shutdown waits for connections to finish their requests (10 s by default)
+    /// before it drops them; store work already started is finished either way.
+    pub fn shutdown_grace(mut self, grace: std::time::Duration) -> Server {
+        self.timeouts.shutdown_grace = grace;
         self
     }
 
@@ -75,7 +82,7 @@ impl Server {
     ) -> Result<(), ServeError> {
         let listen = self.listener.local_addr()?;
         let app = crate::app_on(self.state, listen);
-        crate::connections::serve(self.listener, app, shutdown, self.header_timeout).await?;
+        crate::connections::serve(self.listener, app, shutdown, self.timeouts).await?;
         Ok(())
     }
 }

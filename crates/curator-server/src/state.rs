@@ -124,7 +124,14 @@ struct Inner {
     options: ServerOptions,
     /// The change counter behind live refresh (a watch of the files, not of observations).
     live: LiveWatch,
+    /// Store work running at once ([`blocking`]): a burst of requests queues here instead of
+    /// growing the blocking pool to hundreds of threads, each holding a listing in memory.
+    workers: Arc<tokio::sync::Semaphore>,
 }
+
+/// How many requests do store work at once: enough for a fleet's reads to overlap a write
+/// waiting for the lock, few enough that a burst cannot take gigabytes.
+const MAX_WORKERS: usize = 32;
 
 impl AppState {
     /// State over a file store (the root is the store's canonical root).
@@ -140,7 +147,10 @@ impl AppState {
         if options.body_limit == 0 {
             options.body_limit = DEFAULT_BODY_LIMIT;
         }
-        AppState { inner: Arc::new(Inner { store, root, options, live: LiveWatch::new() }) }
+        let workers = Arc::new(tokio::sync::Semaphore::new(MAX_WORKERS));
+        AppState {
+            inner: Arc::new(Inner { store, root, options, live: LiveWatch::new(), workers }),
+        }
     }
 
     /// The store.
@@ -207,7 +217,15 @@ where
     F: FnOnce(AppState) -> Result<T, ApiError> + Send + 'static,
 {
     let state = state.clone();
-    match tokio::task::spawn_blocking(move || work(state)).await {
+    // The semaphore is never closed, so a permit always comes; it is held until the work ends,
+    // even if the request is dropped meanwhile.
+    let permit = Arc::clone(&state.inner.workers).acquire_owned().await;
+    match tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        work(state)
+    })
+    .await
+    {
         Ok(result) => result,
         Err(join) => Err(ApiError::internal(format!("the request's worker failed: {join}"))),
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::*;
 use curator_server::{ServeError, Server, ServerOptions};
 use curator_store::{FileStore, FileStoreOptions, LockOptions, acquire_lock};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// One HTTP/1.1 request over a fresh connection; returns the status code and the body.
@@ -92,7 +93,7 @@ async fn a_half_sent_request_is_dropped_after_the_header_timeout() {
     let server = Server::bind("127.0.0.1:0".parse().unwrap(), state)
         .await
         .unwrap()
-        .header_read_timeout(Duration::from_millis(300));
+        .client_timeout(Duration::from_millis(300));
     let addr = server.local_addr().unwrap();
     let running = tokio::spawn(server.run(std::future::pending()));
     let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -105,4 +106,68 @@ async fn a_half_sent_request_is_dropped_after_the_header_timeout() {
     let closed = tokio::time::timeout(Duration::from_secs(5), slow.read_to_end(&mut rest)).await;
     assert!(closed.is_ok(), "the half-sent request's connection was closed by the server");
     running.abort();
+}
+
+/// A client that stops sending its body is answered (and its connection let go) once the body
+/// has been silent for the client timeout; one that keeps sending slowly is not cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_body_that_stops_is_dropped_and_a_slow_one_is_not() {
+    let f = Fixture::new();
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), f.state(ServerOptions::default()))
+        .await
+        .unwrap()
+        .client_timeout(Duration::from_millis(400));
+    let addr = server.local_addr().unwrap();
+    let running = tokio::spawn(server.run(std::future::pending()));
+    let head = |len: usize| {
+        format!(
+            "POST /api/v1/query HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
+        )
+    };
+    let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stalled.write_all(format!("{}{{\"product\":", head(100)).as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stalled.read_to_string(&mut answer));
+    assert!(read.await.is_ok(), "the stalled body's request ended");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    // A body sent a few bytes at a time, each within the timeout, is read whole.
+    let body = json!({"product": "acme-shop", "test": "t", "step_text": "Open the order history"})
+        .to_string();
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(head(body.len()).as_bytes()).await.unwrap();
+    for chunk in body.as_bytes().chunks(body.len() / 4 + 1) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        slow.write_all(chunk).await.unwrap();
+    }
+    let mut answer = String::new();
+    slow.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    running.abort();
+}
+
+/// Shutdown does not wait for ever on a client that stopped reading or sending: after the
+/// grace period its connection is dropped and the server returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_drops_a_stuck_connection_after_the_grace_period() {
+    let f = Fixture::new();
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), f.state(ServerOptions::default()))
+        .await
+        .unwrap()
+        .shutdown_grace(Duration::from_millis(300));
+    let addr = server.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    // Headers sent, the body (of its announced length) never comes.
+    let mut stuck = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /api/v1/query HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    stuck.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.send(()).unwrap();
+    let returned = tokio::time::timeout(Duration::from_secs(10), running).await;
+    assert!(returned.is_ok(), "the server returned though a client was stuck");
+    drop(stuck);
 }
