@@ -69,8 +69,9 @@ pub enum IndexError {
     /// A file or folder of the memory root could not be read.
     #[error("I/O error on {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-    /// Another process holds the index writer.
-    #[error("index writer is busy (held by another process)")]
+    /// Another writer (another process, or another request of this one) holds the index
+    /// writer: the query is answered from the files in RAM meanwhile.
+    #[error("index writer is busy (another writer is updating the index)")]
     WriterBusy,
     /// tantivy failed (corrupt or unreadable index files, among others).
     #[error("index error: {0}")]
