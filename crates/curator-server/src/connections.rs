@@ -1,19 +1,21 @@
 //! The connection loop of `curator serve`: hyper HTTP/1 connections, each in a task of its own,
-//! with a header-read timeout.
+//! with timeouts on clients and a bounded shutdown.
 //!
 //! Why not `axum::serve`: it sets no timer, so hyper's header-read timeout never fires and a
 //! client that sends half a request holds its connection (and a file descriptor) for ever; a
 //! thousand such clients locked every other client out, a token in front of the API
 //! notwithstanding (the token is read from the headers they never finish). Here a client must
 //! finish a request's headers within [`Timeouts::client`] (30 s), which also closes idle
-//! keep-alive connections after that long, and must not leave its body silent for as long; a request that keeps sending (a large body at its own pace) or keeps
-//! reading (a long MCP stream) is not limited.
+//! keep-alive connections after that long, and must not leave its body silent for as long. A
+//! request that keeps sending (a large body at its own pace) or keeps reading (a long MCP
+//! stream) is not limited.
 //!
 //! Shutdown: when `shutdown` resolves the listener is closed and every connection is asked to
 //! finish the request it is serving and close. Connections still open after
-//! [`Timeouts::shutdown_grace`] (10 s; a client that stopped sending its body or reading its answer) are
-//! dropped. Store work already started is not: it runs on the blocking pool, which the runtime
-//! waits for, so a write that has begun is finished and journaled before the process exits.
+//! [`Timeouts::shutdown_grace`] (10 s; a client that stopped sending its body or reading its
+//! answer) are dropped. Store work already started is not: it runs on the blocking pool, which
+//! the runtime waits for, so a write that has begun is finished and journaled before the
+//! process exits.
 
 use std::future::Future;
 use std::time::Duration;
