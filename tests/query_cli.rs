@@ -552,3 +552,16 @@ fn a_root_the_user_cannot_write_is_served_from_the_files() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{stderr}");
     assert!(!root.join(".curator").exists(), "nothing was written");
 }
+
+/// A `relevant` id no observation has (a typo) would only ever be missed: eval says so.
+#[test]
+fn eval_warns_about_a_relevant_id_no_observation_has() {
+    let dir = seeded("eval-unknown-relevant");
+    let queries = dir.path().join("q.jsonl");
+    let line = serde_json::json!({"query": "Click the login button", "product": "acme",
+        "test": TEST, "relevant": [ID_A, "obs_typo-typo-typo-typo-typo-typo-typo-typo-typo-typo"]});
+    std::fs::write(&queries, format!("{line}\n")).unwrap();
+    let (_, stderr) = dir.curator(&["eval", "--queries", queries.to_str().unwrap()]).expect_code(0);
+    assert!(stderr.contains("line 1: relevant id obs_typo"), "{stderr}");
+    assert!(!stderr.contains(ID_A), "a known id is not named: {stderr}");
+}

@@ -26,6 +26,7 @@ const BASELINE: &str = "bm25";
 pub(crate) fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let queries = load_queries(&args.queries)?;
+    warn_unknown_relevant(store.as_ref(), &queries);
     let modes: &[(QueryMode, &str)] = match args.mode {
         Some(ModeArg::Terms) => &[(QueryMode::Terms, "terms")],
         Some(ModeArg::Phrase) => &[(QueryMode::Phrase, "phrase")],
@@ -58,6 +59,27 @@ pub(crate) fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
         output::print_text(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A `relevant` id no observation of the root has (a typo, memory moved since the set was
+/// labelled) can only be missed: said once per id on stderr, so it does not pass as a miss of
+/// the scorer.
+fn warn_unknown_relevant(store: &dyn Store, queries: &[EvalQuery]) {
+    // One listing, not a lookup per id: a file store finds an id by walking its folders.
+    let Ok(listing) = store.list(&curator_store::ListFilter::default()) else { return };
+    let known: std::collections::HashSet<&str> =
+        listing.observations.iter().map(|o| o.observation.id.as_str()).collect();
+    let mut warned = std::collections::HashSet::new();
+    for q in queries {
+        for id in &q.relevant {
+            if !known.contains(id.as_str()) && warned.insert(id.clone()) {
+                eprintln!(
+                    "warning: line {}: relevant id {id} is no observation of this root; it counts as missed",
+                    q.line
+                );
+            }
+        }
+    }
 }
 
 fn run_one(
