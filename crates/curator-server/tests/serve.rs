@@ -84,16 +84,17 @@ async fn a_public_address_needs_a_token() {
         .unwrap();
 }
 
+/// A server of the fixture's root with default options, bound to a free loopback port.
+async fn bound(f: &Fixture) -> Server {
+    Server::bind("127.0.0.1:0".parse().unwrap(), f.state(ServerOptions::default())).await.unwrap()
+}
+
 /// A client that sends half a request is disconnected once the header-read timeout passes,
 /// so such clients cannot hold every connection the server has; others are served meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_half_sent_request_is_dropped_after_the_header_timeout() {
     let f = Fixture::new();
-    let state = f.state(ServerOptions::default());
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), state)
-        .await
-        .unwrap()
-        .client_timeout(Duration::from_millis(300));
+    let server = bound(&f).await.client_timeout(Duration::from_millis(300));
     let addr = server.local_addr().unwrap();
     let running = tokio::spawn(server.run(std::future::pending()));
     let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -113,10 +114,7 @@ async fn a_half_sent_request_is_dropped_after_the_header_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_body_that_stops_is_dropped_and_a_slow_one_is_not() {
     let f = Fixture::new();
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), f.state(ServerOptions::default()))
-        .await
-        .unwrap()
-        .client_timeout(Duration::from_millis(400));
+    let server = bound(&f).await.client_timeout(Duration::from_millis(400));
     let addr = server.local_addr().unwrap();
     let running = tokio::spawn(server.run(std::future::pending()));
     let head = |len: usize| {
@@ -150,10 +148,7 @@ async fn a_request_body_that_stops_is_dropped_and_a_slow_one_is_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_drops_a_stuck_connection_after_the_grace_period() {
     let f = Fixture::new();
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), f.state(ServerOptions::default()))
-        .await
-        .unwrap()
-        .shutdown_grace(Duration::from_millis(300));
+    let server = bound(&f).await.shutdown_grace(Duration::from_millis(300));
     let addr = server.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = tokio::spawn(server.run(async {
