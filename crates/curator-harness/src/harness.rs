@@ -170,8 +170,13 @@ impl Harness {
     pub(crate) fn pass_lock(&self, wait: Duration) -> Result<LockGuard> {
         let path = self.curator_lock_path();
         crate::fsio::ensure_parent(&path)?;
-        curator_store::acquire_lock(&path, &curator_store::LockOptions { timeout: wait })
-            .map_err(Error::busy_if_held)
+        // Not waiting is no reason to judge a holder's age by a zero timeout (2·T staleness).
+        let taken = if wait.is_zero() {
+            curator_store::acquire_lock_now(&path, self.options.lock_timeout)
+        } else {
+            curator_store::acquire_lock(&path, &curator_store::LockOptions { timeout: wait })
+        };
+        taken.map_err(Error::busy_if_held)
     }
     pub(crate) fn pending_lock_path(&self) -> PathBuf {
         self.state.join(".pending-issues.lock")

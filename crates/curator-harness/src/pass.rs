@@ -643,7 +643,8 @@ impl Harness {
         let mut cuts = cuts_of(&self.raw_path());
         // The queue is cut by a triage, which holds the queue's lock rather than this state's:
         // its half-written cuts are only removed while no triage runs.
-        let queue_lock = lock(&self.pending_lock_path(), Duration::ZERO);
+        let queue_lock =
+            curator_store::acquire_lock_now(&self.pending_lock_path(), self.options.lock_timeout);
         if queue_lock.is_ok() {
             cuts.extend(cuts_of(&self.pending_path()));
         }

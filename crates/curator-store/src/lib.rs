@@ -34,7 +34,7 @@ pub use atomic::{atomic_write, dead_writer_temps};
 pub use error::{Error, Result};
 pub use file_store::{FileStore, FileStoreOptions};
 pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN, new_transaction_id};
-pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock};
+pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock, acquire_lock_now};
 pub use run_state::{
     IMPORT_RUN_ID, MAX_RUN_ID_LEN, MAX_STEP_INDEX, RunSession, check_step_index, is_valid_run_id,
 };

@@ -160,6 +160,14 @@ pub fn acquire_lock(path: &Path, options: &LockOptions) -> Result<LockGuard> {
     acquire_with(path, options, &SystemProbe)
 }
 
+/// Takes the lock at `path` only if nobody holds it now, without waiting: a held lock is
+/// [`Error::LockTimeout`] at once, naming the holder. `stale_after` is still T of the 2·T age
+/// rule: not waiting is no reason to judge a holder's age by a zero timeout, which would steal
+/// every agent-qa-style lock at once.
+pub fn acquire_lock_now(path: &Path, stale_after: Duration) -> Result<LockGuard> {
+    acquire_until(path, Duration::ZERO, stale_after, &SystemProbe)
+}
+
 /// What one look at an existing lock file concluded.
 enum Seen {
     /// The file vanished or was replaced while we looked: try again at once.
@@ -174,10 +182,20 @@ pub(crate) fn acquire_with(
     options: &LockOptions,
     probe: &dyn ProcessProbe,
 ) -> Result<LockGuard> {
+    acquire_until(path, options.timeout, options.timeout, probe)
+}
+
+/// Waits up to `wait` for the lock; `stale_after` is T of the 2·T staleness rule.
+fn acquire_until(
+    path: &Path,
+    wait: Duration,
+    stale_after: Duration,
+    probe: &dyn ProcessProbe,
+) -> Result<LockGuard> {
     let dir = parent_dir(path);
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let started = Instant::now();
-    let deadline = started + options.timeout;
+    let deadline = started + wait;
     let mut delay = Duration::from_millis(10);
     let mut last_holder = None;
     loop {
@@ -198,7 +216,7 @@ pub(crate) fn acquire_with(
             }
             return Ok(guard);
         }
-        let problem = match inspect(path, options.timeout, probe) {
+        let problem = match inspect(path, stale_after, probe) {
             Ok(Seen::Gone | Seen::Stolen) => continue,
             Ok(Seen::Held(holder)) => {
                 last_holder = holder.or(last_holder);

@@ -260,3 +260,24 @@ fn the_next_holder_removes_temps_of_dead_waiters_only() {
     next.release().unwrap();
     assert!(entries(dir.path()).is_empty());
 }
+
+#[test]
+fn taking_a_lock_without_waiting_still_judges_age_by_the_lock_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    // agent-qa's file (one link, no flock), written a second ago by a live process: held,
+    // although the caller does not wait at all.
+    let mut holder = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    fs::write(&path, foreign(holder.id(), Duration::from_secs(1))).unwrap();
+    let err = acquire_lock_now(&path, Duration::from_secs(120)).unwrap_err();
+    assert!(
+        matches!(&err, Error::LockTimeout { holder: Some(h), .. } if h.pid == holder.id()),
+        "{err}"
+    );
+    assert!(path.exists(), "a live holder's lock is left alone");
+    // Older than 2·T: stale by agent-qa's rule, whoever holds the pid.
+    fs::write(&path, foreign(holder.id(), Duration::from_secs(241))).unwrap();
+    drop(acquire_lock_now(&path, Duration::from_secs(120)).unwrap());
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+}
