@@ -187,13 +187,13 @@ pub(crate) struct AddArgs {
     #[arg(long, value_name = "TIER", value_parser = parse_tier)]
     pub(crate) tier: Tier,
     /// Scope folder: the product, the suite id or the test id.
-    #[arg(long, value_name = "SCOPE")]
+    #[arg(long, value_name = "SCOPE", value_parser = parse_nonempty)]
     pub(crate) scope: String,
     /// Title: a context-first fact headline (may start with `-`: `--title "- item"`).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_nonempty)]
     pub(crate) title: String,
     /// Test id (or name) this observation was learned from.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = parse_nonempty)]
     pub(crate) source_test: String,
     /// Initial trust in [0, 1].
     #[arg(long, default_value_t = 0.5, value_parser = parse_unit_interval)]
@@ -235,10 +235,10 @@ pub(crate) struct QueryArgs {
     #[arg(long, requires = "suite")]
     pub(crate) position: Option<u64>,
     /// Record the injected ids for this run (with --step-index), so `curate` finds them later.
-    #[arg(long, value_name = "RUN_ID", requires = "step_index", alias = "run")]
+    #[arg(long, value_name = "RUN_ID", requires = "step_index", alias = "run", value_parser = parse_harness_run_id)]
     pub(crate) run_id: Option<String>,
     /// The 0-based step index within the run (with --run-id).
-    #[arg(long, value_name = "N", requires = "run_id", alias = "step")]
+    #[arg(long, value_name = "N", requires = "run_id", alias = "step", value_parser = parse_step_index)]
     pub(crate) step_index: Option<u64>,
     /// Only inject observations with at least this trust (default: config minTrust, 0.3).
     #[arg(long, value_name = "F", value_parser = parse_unit_interval)]
@@ -376,6 +376,7 @@ impl CurateArgs {
 #[derive(Debug, Args)]
 pub(crate) struct UndoArgs {
     /// The run id whose changes to revert (the `run_id` of its MemoryLog).
+    #[arg(value_parser = parse_run_id)]
     pub(crate) run_id: String,
 }
 
@@ -428,11 +429,13 @@ pub(crate) enum BreakerAction {
     /// Show the window, the failure rates and whether the breaker is tripped.
     Status {
         /// The breaker key: a run session id or a suite id.
+        #[arg(value_parser = parse_nonempty)]
         key: String,
     },
     /// Record one finished run and re-evaluate.
     Record {
         /// The breaker key: a run session id or a suite id.
+        #[arg(value_parser = parse_nonempty)]
         key: String,
         /// How the run ended.
         #[arg(long, value_parser = ["passed", "failed"])]
@@ -442,14 +445,41 @@ pub(crate) enum BreakerAction {
         memory: String,
         /// The run this outcome belongs to: a retry with the same id is counted once (the
         /// breaker remembers its newest 256 run ids). Without it every call counts.
-        #[arg(long, value_name = "RUN_ID")]
+        #[arg(long, value_name = "RUN_ID", value_parser = parse_run_id)]
         run_id: Option<String>,
     },
     /// Forget every recorded run and un-trip the breaker.
     Reset {
         /// The breaker key: a run session id or a suite id.
+        #[arg(value_parser = parse_nonempty)]
         key: String,
     },
+}
+
+/// A value that names something (a title, a scope, a key): not empty.
+pub(crate) fn parse_nonempty(raw: &str) -> Result<String, String> {
+    if raw.trim().is_empty() { Err("must not be empty".to_owned()) } else { Ok(raw.to_owned()) }
+}
+
+/// A run id: a plain file name (`A-Z a-z 0-9 . _ -`, not starting with `.`).
+fn parse_run_id(raw: &str) -> Result<String, String> {
+    curator_engine::session::validate_run_id(raw)
+        .map(|()| raw.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// The id of a run a harness runs: a run id that is not one curator journals its own writes
+/// under (`req-…`, `undo-…`, `import`).
+fn parse_harness_run_id(raw: &str) -> Result<String, String> {
+    curator_engine::session::validate_harness_run_id(raw)
+        .map(|()| raw.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// A step index every store can key a step by: 0 to 2^53 - 1.
+fn parse_step_index(raw: &str) -> Result<u64, String> {
+    let step: u64 = raw.trim().parse().map_err(|_| format!("not a step index: {raw}"))?;
+    curator_store::check_step_index(step).map(|()| step).map_err(|e| e.to_string())
 }
 
 fn parse_key(raw: &str) -> Result<IdempotencyKey, String> {

@@ -2,7 +2,8 @@
 //!
 //! The binary is thin on purpose (as ripgrep's `core` crate is): it parses flags, turns them into
 //! requests to the library crates, prints the result as text or `--json`, and decides the exit
-//! code in exactly one place — 0 ok, 1 error, 2 usage, 3 lint problems found.
+//! code in exactly one place — 0 ok, 1 error, 2 usage, 3 lint problems found, 75 nothing done
+//! for now (a lock held), try again.
 
 use std::process::ExitCode;
 
@@ -67,7 +68,8 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 /// A write that could not take the lock in time changed nothing: exit 75 ("try again"), as
-/// `curate` does, so a harness retries `add`, `rm`, `undo` and `review` the same way.
+/// `curate` does, so a harness retries `add`, `rm`, `undo` and `review` the same way; so does a
+/// harness triage refused because a pass holds the pass lock.
 fn is_lock_timeout(err: &anyhow::Error) -> bool {
     use curator_engine::review::ReviewError;
     use curator_engine::undo::UndoError;
@@ -84,6 +86,10 @@ fn is_lock_timeout(err: &anyhow::Error) -> bool {
                 _ => None,
             });
         matches!(store, Some(Error::LockTimeout { .. }))
+            || matches!(
+                cause.downcast_ref::<curator_harness::Error>(),
+                Some(curator_harness::Error::Busy { .. })
+            )
     })
 }
 

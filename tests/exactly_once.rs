@@ -432,7 +432,7 @@ fn a_breaker_record_with_a_run_id_counts_once() {
         &["breaker", "record", "k", "--outcome", "passed", "--memory", "with", "--run-id", "../x"],
         None,
     );
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("invalid run id"), "{stderr}");
 }
 
@@ -477,7 +477,7 @@ fn a_run_id_curator_reserves_is_refused_by_curate_and_query() {
             "Log in",
         ];
         let (code, _, stderr) = env.run(&query, None);
-        assert_eq!(code, 1, "{id}: {stderr}");
+        assert_eq!(code, 2, "{id}: {stderr}");
         assert!(stderr.contains("is reserved"), "{id}: {stderr}");
     }
     assert!(!env.dir.root().join(".curator/runs/req-42.json").exists());

@@ -92,7 +92,7 @@ fn issue_then_triage_dedupes_and_clears_the_queue() {
     }
     let (_, err) =
         harness(&dir, &["issue", "--title", "x", "--severity", "high", "--found-during", "F-1"])
-            .expect_code(1);
+            .expect_code(2);
     assert!(err.contains("severity"), "{err}");
     let out = harness(&dir, &["--json", "triage"]).stdout();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -212,6 +212,11 @@ fn a_state_directory_that_does_not_exist_is_an_error_except_for_append_and_issue
         assert!(err.contains("shop/.harness does not exist"), "{args:?}: {err}");
     }
     assert!(!state(&dir).exists(), "nothing was created");
+    // `--json` gives the error object every command gives, beside the pass's own keys.
+    let (out, _) = harness(&dir, &["--json", "curate"]).expect_code(1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["ok"].as_bool(), v["partial"].as_bool()), (Some(false), Some(false)), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("does not exist"), "{v}");
     harness(
         &dir,
         &[
@@ -229,6 +234,25 @@ fn a_state_directory_that_does_not_exist_is_an_error_except_for_append_and_issue
     .stdout();
     assert!(read(&dir, "pending-issues.jsonl").contains(r#""source":"worker""#));
     harness(&dir, &["status"]).stdout();
+}
+
+/// A pass or triage refused because another pass holds the pass lock did nothing: exit 75, the
+/// "try again" of every other write refused by a lock.
+#[test]
+fn a_pass_refused_by_a_running_pass_exits_75() {
+    let dir = Dir::new("harness-busy");
+    harness(&dir, &["append", "--role", "worker", "a lesson about the seed"]).stdout();
+    let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let lock = format!(r#"{{"pid":{},"timestamp":"{now}"}}"#, std::process::id());
+    std::fs::write(state(&dir).join("memory/.curator.lock"), lock).unwrap();
+    let (out, err) = harness(&dir, &["--json", "curate"]).expect_code(75);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["error"]["message"].as_str().unwrap().contains("already running"), "{v}");
+    assert!(err.contains("CURATOR error: a curator pass is already running"), "{err}");
+    let (_, err) = harness(&dir, &["triage"]).expect_code(75);
+    assert!(err.contains("already running"), "{err}");
+    std::fs::remove_file(state(&dir).join("memory/.curator.lock")).unwrap();
+    harness(&dir, &["curate"]).stdout();
 }
 
 #[test]

@@ -166,6 +166,12 @@ fn run_step_records_the_injection_and_a_later_query_replaces_it() {
     dir.curator(&second).stdout();
     let session = dir.read(".curator/runs/run-1.json");
     assert!(!session.contains(ID_A), "step 2 was not replaced: {session}");
+    // A step that gets nothing says so, rather than that it was recorded.
+    let mut none = base.to_vec();
+    none.push("zzzz qqqq");
+    let (_, stderr) = dir.curator(&none).expect_code(0);
+    assert!(stderr.contains("nothing injected into run run-1, step index 2"), "{stderr}");
+    assert!(!stderr.contains("recorded for run"), "{stderr}");
     let (_, stderr) = dir
         .curator(&[
             "query",
@@ -179,14 +185,14 @@ fn run_step_records_the_injection_and_a_later_query_replaces_it() {
             "0",
             "x",
         ])
-        .expect_code(1);
-    assert!(stderr.contains("run"), "{stderr}");
+        .expect_code(2);
+    assert!(stderr.contains("invalid run id"), "{stderr}");
     // A step index beyond 2^53 - 1 is refused before anything is searched or recorded.
     let big = (curator_store::MAX_STEP_INDEX + 1).to_string();
     let args = ["query", "--product", "acme", "--test", TEST, "--run-id", "run-2"];
     let (_, stderr) =
-        dir.curator(&[&args[..], &["--step-index", &big, "login button"]].concat()).expect_code(1);
-    assert!(stderr.contains("invalid step index 9007199254740992"), "{stderr}");
+        dir.curator(&[&args[..], &["--step-index", &big, "login button"]].concat()).expect_code(2);
+    assert!(stderr.contains("invalid step index \"9007199254740992\""), "{stderr}");
     assert!(!dir.root().join(".curator/runs/run-2.json").exists());
 }
 

@@ -172,7 +172,7 @@ fn add_refuses_unsafe_text_and_names_the_rule() {
 #[test]
 fn add_refuses_scopes_that_leave_their_folder() {
     let dir = Dir::new("add-traversal");
-    for scope in ["../x", "..", "a/b", ""] {
+    for scope in ["../x", "..", "a/b"] {
         let (_, stderr) = dir
             .curator(&[
                 "add",
@@ -189,6 +189,10 @@ fn add_refuses_scopes_that_leave_their_folder() {
             .expect_code(1);
         assert!(stderr.contains("scope name"), "{scope:?}: {stderr}");
     }
+    // An empty value is a usage error, refused before anything is read.
+    let args = ["add", "--tier", "product", "--scope", "", "--title", "t", "--source-test", "t_x"];
+    let (_, stderr) = dir.curator(&[&args[..], &["body"]].concat()).expect_code(2);
+    assert!(stderr.contains("must not be empty"), "{stderr}");
     assert!(!dir.path().join("x").exists());
 }
 

@@ -76,10 +76,11 @@ fn history_and_undo_of_unknown_or_invalid_ids_exit_non_zero_with_a_clear_message
     assert!(stderr.contains("no observation") && stderr.contains(unknown), "{stderr}");
     let (_, stderr) = dir.curator(&["history", "../../x"]).expect_code(1);
     assert!(stderr.contains("../../x"), "{stderr}");
-    let (stdout, _) = dir.curator(&["history", ID_A]).expect_code(0);
-    assert!(stdout.contains("no journal entries"), "an untouched observation: {stdout}");
-    let (_, stderr) = dir.curator(&["undo", "../../x"]).expect_code(1);
-    assert!(stderr.contains("not a valid run id"), "{stderr}");
+    let (stdout, stderr) = dir.curator(&["history", ID_A]).expect_code(0);
+    assert_eq!(stdout, "", "a note is not data");
+    assert!(stderr.contains("no journal entries"), "an untouched observation: {stderr}");
+    let (_, stderr) = dir.curator(&["undo", "../../x"]).expect_code(2);
+    assert!(stderr.contains("invalid run id"), "{stderr}");
     let (_, stderr) = dir.curator(&["undo", "r_never-ran"]).expect_code(1);
     assert!(stderr.contains("not in the journal"), "{stderr}");
 }

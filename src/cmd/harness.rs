@@ -15,6 +15,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use curator_harness::{Harness, HarnessOptions, LlmConfig, LlmJudge, NewIssue, Timestamp, Trigger};
 use serde_json::json;
 
+use crate::args::parse_nonempty;
 use crate::context::Context;
 use crate::output::{print_json, print_text};
 
@@ -50,7 +51,8 @@ pub(crate) enum HarnessCommand {
     /// Merge pending issues into issues.json (dedupe, attempts, ids); prints `ISSUES +N new, M
     /// deduped`, or {ok, merged, deduped} with --json.
     Triage,
-    /// Run a full curator pass and print its one `CURATED …` line (exit 4: partial).
+    /// Run a full curator pass and print its one `CURATED …` line (exit 4: partial; 75: another
+    /// pass is running, nothing was done).
     Curate(CurateArgs),
     /// Print the memory preamble for a role's prompt (discipline reminder, identity, summary).
     Context(RoleArg),
@@ -63,7 +65,8 @@ pub(crate) enum HarnessCommand {
 /// `curator harness trace`.
 #[derive(Debug, Args)]
 pub(crate) struct TraceArgs {
-    /// Text to look for (case-insensitive), e.g. a word of the entry.
+    /// Text to look for (case-insensitive), e.g. a word of the entry. Exits 1 when nothing
+    /// holds it, as grep does.
     pub(crate) text: String,
 }
 
@@ -71,7 +74,7 @@ pub(crate) struct TraceArgs {
 #[derive(Debug, Args)]
 pub(crate) struct AppendArgs {
     /// The authoring role (worker, validator, planner, …).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_nonempty)]
     pub(crate) role: String,
     /// The feature in scope (F-023); omit for none.
     #[arg(long, value_name = "ID")]
@@ -87,13 +90,13 @@ pub(crate) struct AppendArgs {
 #[derive(Debug, Args)]
 pub(crate) struct IssueArgs {
     /// One-line title (`BLOCKED: …` for a blocked worker).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_nonempty)]
     pub(crate) title: String,
-    /// critical | major | minor | nit.
-    #[arg(long)]
+    /// How bad it is.
+    #[arg(long, value_parser = ["critical", "major", "minor", "nit"])]
     pub(crate) severity: String,
     /// The feature being validated.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = parse_nonempty)]
     pub(crate) found_during: String,
     /// Where: `path:line`.
     #[arg(long, value_name = "PATH:LINE")]
@@ -148,7 +151,7 @@ pub(crate) struct CurateArgs {
 #[derive(Debug, Args)]
 pub(crate) struct RoleArg {
     /// The role whose prompt gets the preamble.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_nonempty)]
     pub(crate) role: String,
 }
 
@@ -276,9 +279,13 @@ fn curate(harness: &Harness, args: &CurateArgs, now: Timestamp, json: bool) -> R
         Err(err) => {
             eprintln!("CURATOR error: {err}");
             if json {
-                print_json(&json!({ "ok": false, "partial": false, "error": err.to_string() }))?;
+                // The error object every `--json` command prints, beside the pass's own keys.
+                let error = json!({ "message": err.to_string() });
+                print_json(&json!({ "ok": false, "partial": false, "error": error }))?;
             }
-            return Ok(ExitCode::from(1));
+            // Another pass holds the lock: nothing ran, and running it later is the remedy.
+            let busy = matches!(err, curator_harness::Error::Busy { .. });
+            return Ok(ExitCode::from(if busy { crate::cmd::curate::UNAPPLIED_EXIT } else { 1 }));
         }
     };
     for note in &report.notes {

@@ -30,7 +30,8 @@ pub(crate) fn run(ctx: &Context, args: &IdArg) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if entries.is_empty() {
-        output::print_text(&format!("no journal entries for {id}\n"))?;
+        // A note, not data: stdout stays empty, as `list` prints nothing for no observations.
+        eprintln!("curator: no journal entries for {id}");
         return Ok(ExitCode::SUCCESS);
     }
     let mut text = String::new();

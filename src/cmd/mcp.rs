@@ -30,8 +30,9 @@ pub(crate) struct McpArgs {
     /// Cross-mission identity directory [default: $CURATOR_IDENTITY, else ~/.curator/identity].
     #[arg(long, value_name = "DIR", env = "CURATOR_IDENTITY")]
     pub(crate) identity: Option<PathBuf>,
-    /// Offer `review_pending`, which approves or rejects proposed memory. Only for a person's
-    /// MCP client: an agent must not approve its own proposals (the review gate of issue 18).
+    /// Let `review_pending` approve or reject proposed memory (without it, the tool is listed
+    /// but refuses with review_not_allowed). Only for a person's MCP client: an agent must not
+    /// approve its own proposals (the review gate of issue 18).
     #[arg(long)]
     pub(crate) allow_review: bool,
 }

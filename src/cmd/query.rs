@@ -125,9 +125,14 @@ fn print(
             );
         }
         if let (Some(RunStep { run_id, step }), None) = (&opts.run, tripped) {
-            eprintln!(
-                "curator: recorded for run {run_id}, step index {step}; `curator curate` reads it"
-            );
+            if outcome.observations.is_empty() {
+                // The session drops the step's entry: no earlier attempt is blamed for it.
+                eprintln!("curator: nothing injected into run {run_id}, step index {step}");
+            } else {
+                eprintln!(
+                    "curator: recorded for run {run_id}, step index {step}; `curator curate` reads it"
+                );
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
