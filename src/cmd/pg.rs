@@ -51,11 +51,17 @@ fn open(ctx: &Context, db: &DatabaseArgs, migrate: bool) -> Result<PgStore> {
     ctx.pg_store(url, migrate)
 }
 
-/// Reports transfer progress on stderr: a bar on a terminal, plain lines elsewhere.
+/// Reports transfer progress on stderr: a bar on a terminal, plain lines elsewhere — the first,
+/// then at most one every [`PLAIN_EVERY`], and the last, so a CI log gets a heartbeat, not a
+/// line per batch (250 lines for 50,000 observations).
 struct Reporter {
     verb: &'static str,
     bar: Option<ProgressBar>,
+    last_line: Option<std::time::Instant>,
 }
+
+/// Least time between two plain progress lines.
+const PLAIN_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Reporter {
     fn new(verb: &'static str) -> Self {
@@ -72,7 +78,7 @@ impl Reporter {
             bar.set_message(verb);
             bar
         });
-        Reporter { verb, bar }
+        Reporter { verb, bar, last_line: None }
     }
 
     /// The plain line for `p` (what a non-terminal stderr gets).
@@ -86,7 +92,13 @@ impl Reporter {
                 bar.set_length(p.total as u64);
                 bar.set_position(p.done as u64);
             }
-            None => eprintln!("{}", self.line(p)),
+            None => {
+                let due = self.last_line.is_none_or(|at| at.elapsed() >= PLAIN_EVERY);
+                if due || p.done == p.total {
+                    eprintln!("{}", self.line(p));
+                    self.last_line = Some(std::time::Instant::now());
+                }
+            }
         }
     }
 
@@ -216,6 +228,14 @@ mod tests {
         let plain = Reporter::with_terminal("imported", false);
         assert!(plain.bar.is_none());
         assert_eq!(plain.line(Progress { done: 200, total: 412 }), "imported 200/412");
+        let mut plain = plain;
+        plain.report(Progress { done: 200, total: 412 });
+        let first = plain.last_line.expect("the first line is printed");
+        plain.report(Progress { done: 400, total: 412 });
+        assert_eq!(plain.last_line, Some(first), "not another line within {PLAIN_EVERY:?}");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        plain.report(Progress { done: 412, total: 412 });
+        assert_ne!(plain.last_line, Some(first), "the last line is always printed");
         let mut bar = Reporter::with_terminal("imported", true);
         bar.report(Progress { done: 200, total: 412 });
         let b = bar.bar.as_ref().unwrap();
