@@ -13,9 +13,24 @@ pub fn iso_millis(ts: Timestamp) -> String {
     truncated.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
+/// The current time. A clock outside what a timestamp can hold (after 9999-12-30, before
+/// -9999) is clamped to the nearest end instead of panicking, as `Timestamp::now` does: a
+/// machine with a broken clock gets odd dates, not a crashed writer.
+pub fn now() -> Timestamp {
+    clamped(std::time::SystemTime::now())
+}
+
+fn clamped(time: std::time::SystemTime) -> Timestamp {
+    Timestamp::try_from(time).unwrap_or(if time > std::time::UNIX_EPOCH {
+        Timestamp::MAX
+    } else {
+        Timestamp::MIN
+    })
+}
+
 /// [`iso_millis`] of the current time.
 pub fn now_iso() -> String {
-    iso_millis(Timestamp::now())
+    iso_millis(now())
 }
 
 #[cfg(test)]
@@ -28,6 +43,15 @@ mod tests {
         assert_eq!(iso_millis(ts), "2026-04-10T12:00:00.000Z");
         let ts: Timestamp = "2026-04-10T12:00:00.123999Z".parse().unwrap();
         assert_eq!(iso_millis(ts), "2026-04-10T12:00:00.123Z");
+    }
+
+    #[test]
+    fn a_clock_beyond_what_a_timestamp_holds_is_clamped() {
+        let far = std::time::UNIX_EPOCH + std::time::Duration::from_secs(300_000_000_000);
+        assert_eq!(clamped(far), Timestamp::MAX);
+        assert!(iso_millis(clamped(far)).starts_with("9999-12-30T"));
+        let before = std::time::UNIX_EPOCH - std::time::Duration::from_secs(400_000_000_000);
+        assert_eq!(clamped(before), Timestamp::MIN);
     }
 
     #[test]

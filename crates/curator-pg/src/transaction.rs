@@ -334,7 +334,7 @@ struct Change<'a> {
 
 /// `YYYY-MM-DDTHH:MM:SS.sssZ`, the journal's time format.
 fn iso_now() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    curator_core::time::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 impl Transaction for PgTransaction<'_> {

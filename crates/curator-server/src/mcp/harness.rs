@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use curator_harness::{Harness, HarnessOptions, NewIssue, Timestamp, Trigger};
+use curator_harness::{Harness, HarnessOptions, NewIssue, Trigger};
 
 use super::schema::{
     HarnessAppendInput, HarnessAppendOutput, HarnessContextInput, HarnessContextOutput,
@@ -28,8 +28,13 @@ pub(crate) fn harness_append(
 ) -> Result<HarnessAppendOutput, ApiError> {
     with_harness(ctx, input.state_dir.as_deref(), |h| {
         let trick = input.trick.unwrap_or(false);
-        let line =
-            h.append(&input.role, input.feature.as_deref(), trick, &input.text, Timestamp::now())?;
+        let line = h.append(
+            &input.role,
+            input.feature.as_deref(),
+            trick,
+            &input.text,
+            curator_core::time::now(),
+        )?;
         Ok(HarnessAppendOutput { line, raw_path: h.raw_path().display().to_string() })
     })
 }
@@ -62,7 +67,7 @@ pub(crate) fn harness_issue(
             found_at: None,
             source: input.source.clone(),
         };
-        h.file_issue(&issue, Timestamp::now())?;
+        h.file_issue(&issue, curator_core::time::now())?;
         Ok(HarnessIssueOutput {
             title: input.title.clone(),
             pending_path: h.pending_path().display().to_string(),
@@ -84,7 +89,7 @@ pub(crate) fn harness_curate(
         })?,
     };
     with_harness(ctx, input.state_dir.as_deref(), |h| {
-        let report = h.curate_at_once(trigger, Timestamp::now())?;
+        let report = h.curate_at_once(trigger, curator_core::time::now())?;
         Ok(HarnessCurateOutput {
             line: report.line(),
             trigger: trigger.as_str().to_owned(),
@@ -280,7 +285,7 @@ mod tests {
         assert!(pending.contains("Sandbox unreachable") && pending.contains("\"worker\""));
         assert!(harness_issue(&f.ctx, issue("apocalyptic")).is_err(), "severity is checked");
         let h = Harness::open(&f.state_dir, f.state_dir.join("id"), HarnessOptions::default());
-        assert_eq!(h.triage(Timestamp::now()).unwrap().merged, 1);
+        assert_eq!(h.triage(curator_core::time::now()).unwrap().merged, 1);
     }
 
     #[test]

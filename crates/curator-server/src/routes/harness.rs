@@ -20,7 +20,7 @@ use std::path::Path as FsPath;
 
 use axum::extract::{Path, State};
 use axum::response::Json;
-use curator_harness::{Disposition, Harness, Status, Timestamp, Trigger};
+use curator_harness::{Disposition, Harness, Status, Trigger};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -170,7 +170,7 @@ async fn context(
 }
 
 pub(crate) fn run_triage(state: &AppState) -> Result<Value, ApiError> {
-    let report = state.require_harness()?.triage(Timestamp::now())?;
+    let report = state.require_harness()?.triage(curator_core::time::now())?;
     // The spec's exact answer (§3.3): `{ok, merged, deduped}`.
     Ok(json!({ "ok": true, "merged": report.merged, "deduped": report.deduped }))
 }
@@ -196,7 +196,7 @@ pub(crate) fn run_curate(state: &AppState, trigger: Option<&str>) -> Result<Valu
             ))
         })?,
     };
-    let report = state.require_harness()?.curate_at_once(trigger, Timestamp::now())?;
+    let report = state.require_harness()?.curate_at_once(trigger, curator_core::time::now())?;
     Ok(json!({
         "line": report.line(),
         "trigger": trigger.as_str(),
@@ -326,7 +326,13 @@ pub(crate) fn set_issue_status(
         ))
     })?;
     let by = by.unwrap_or("human");
-    Ok(state.require_harness()?.set_issue_status(id, status, by, note, Timestamp::now())?)
+    Ok(state.require_harness()?.set_issue_status(
+        id,
+        status,
+        by,
+        note,
+        curator_core::time::now(),
+    )?)
 }
 
 async fn issue_status(

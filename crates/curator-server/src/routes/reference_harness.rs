@@ -48,7 +48,7 @@ fn require_project(state: &AppState, slug: &str) -> Result<(), ApiError> {
 pub(crate) fn issues_list_of(state: &AppState) -> Result<Value, ApiError> {
     let h = state.require_harness()?;
     let file = h.load_issues()?;
-    let pending = h.pending_issues(Timestamp::now())?;
+    let pending = h.pending_issues(curator_core::time::now())?;
     Ok(json!({ "issues": file.issues, "nextId": file.next_id, "pending": pending }))
 }
 

@@ -101,7 +101,7 @@ pub(crate) fn roll_back(
     let marker = EndMarker {
         end: End::Rollback,
         txn: txn.to_owned(),
-        time: iso_millis(jiff::Timestamp::now()),
+        time: iso_millis(curator_core::time::now()),
         run_id: entries.iter().find_map(|e| e.run_id.clone()),
         reason: Some(reason.to_owned()),
     };

@@ -109,7 +109,7 @@ impl<'a> FileTransaction<'a> {
         EndMarker {
             end,
             txn: self.txn.clone(),
-            time: iso_millis(jiff::Timestamp::now()),
+            time: iso_millis(curator_core::time::now()),
             run_id: self.run_id.clone(),
             reason,
         }
@@ -188,7 +188,7 @@ impl<'a> FileTransaction<'a> {
             text.and_then(|t| parse_observation(t, change.id.as_str()).ok()).map(|o| o.snapshot())
         };
         let entry = JournalEntry {
-            time: iso_millis(jiff::Timestamp::now()),
+            time: iso_millis(curator_core::time::now()),
             run_id: self.run_id.clone(),
             action: change.action,
             tier: change.tier.dir_name().to_owned(),
