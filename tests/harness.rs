@@ -331,8 +331,13 @@ fn the_next_pass_removes_what_a_killed_pass_left() {
         state(&dir).join(format!(".issues.json.tmp-{dead}")),
         identity.join(format!(".planner.md.tmp-{dead}")),
     ];
+    // Older than a write takes: a young temp whose pid is dead here may be a live writer's in
+    // another pid namespace.
+    let killed_at = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
     for path in &left {
         std::fs::write(path, "half").unwrap();
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(killed_at).unwrap();
     }
     let live = identity.join(format!(".worker.md.tmp-{}-00112233aabbccdd", std::process::id()));
     std::fs::write(&live, "another mission's pass, running").unwrap();

@@ -269,8 +269,17 @@ fn kill_loop(pg: bool) {
             caught += 1;
         }
     }
-    // Before the next writer: every temp file present belongs to what lint recovers.
+    // Before the next writer: every temp file present belongs to what lint recovers. A temp
+    // whose writer's pid is dead here counts as abandoned once it is older than a write takes
+    // (a writer in another pid namespace has a dead pid here too): age them as if that time
+    // had passed.
     let left = if pg { Vec::new() } else { temps(&env.dir.root()) };
+    let killed_at = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for temp in &left {
+        if let Ok(file) = std::fs::File::options().write(true).open(temp) {
+            let _ = file.set_modified(killed_at);
+        }
+    }
     let lint: Value = serde_json::from_str(&env.run(&["--json", "lint"], None).1).unwrap();
     for temp in &left {
         let name = temp.display().to_string();

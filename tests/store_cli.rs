@@ -314,14 +314,24 @@ fn lint_removes_the_lock_a_killed_writer_left_with_its_temp_name() {
     // What `add` killed while holding the lock leaves: the lock and its hidden second name,
     // both naming a pid that no longer runs.
     let lock = r#"{"pid":4000000000,"timestamp":"2026-01-01T00:00:00.000Z"}"#;
-    dir.write(".curator.lock", lock);
-    let temp = dir.write("..curator.lock.tmp-4000000000-00112233aabbccdd", lock);
+    let held = dir.write(".curator.lock", lock);
+    let temp = dir.root().join("..curator.lock.tmp-4000000000-00112233aabbccdd");
+    std::fs::hard_link(&held, &temp).unwrap();
     let (out, err) = dir.curator(&["lint"]).expect_code(0);
     assert!(!temp.exists(), "{out}{err}");
     assert!(!dir.root().join(".curator.lock").exists(), "{out}{err}");
     assert!(format!("{out}{err}").contains("lock temp of a dead writer removed"), "{out}{err}");
     let (out, _) = dir.curator(&["lint"]).expect_code(0);
     assert!(!out.contains("removed"), "a second lint has nothing to do: {out}");
+    // The same left by a curator in another pid namespace: its pid (1) lives here, but two
+    // links and a free flock prove the holder is gone, and agent-qa would wait for 2·T.
+    let lock = format!(r#"{{"pid":1,"timestamp":"{}"}}"#, "2026-01-01T00:00:00.000Z");
+    let held = dir.write(".curator.lock", &lock);
+    let temp = dir.root().join("..curator.lock.tmp-1-00112233aabbccdd");
+    std::fs::hard_link(&held, &temp).unwrap();
+    let (out, err) = dir.curator(&["lint"]).expect_code(0);
+    assert!(!held.exists() && !temp.exists(), "{out}{err}");
+    assert!(format!("{out}{err}").contains("lock left by a curator that died"), "{out}{err}");
 }
 
 #[test]

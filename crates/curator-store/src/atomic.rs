@@ -57,13 +57,21 @@ pub(crate) fn temp_writer(file_name: &str) -> Option<u32> {
     if hex { pid.parse().ok() } else { None }
 }
 
-/// Whether the process that made a temp file named `file_name` is gone (so the file is a
-/// leftover). `false` for names that are not temp names and for live or unknown writers.
-pub(crate) fn is_dead_writers_temp(file_name: &str) -> Option<u32> {
-    let pid = temp_writer(file_name)?;
+/// How old a temp file whose writer's pid is dead here must be before it counts as a leftover.
+/// A writer in another pid namespace (a container sharing the folder) has a pid that is dead
+/// here while it writes, fsyncs and renames its temp, which takes milliseconds; removing the
+/// temp under it would fail its write.
+pub(crate) const DEAD_WRITER_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether the file at `path` is a temp whose writer is gone (so the file is a leftover): its
+/// writer's pid is dead here and it is older than [`DEAD_WRITER_TEMP_AGE`]. `None` for names
+/// that are not temp names and for live, unknown or recent writers.
+pub(crate) fn is_dead_writers_temp(path: &Path) -> Option<u32> {
+    let pid = temp_writer(path.file_name()?.to_str()?)?;
+    let age = fs::symlink_metadata(path).ok()?.modified().ok()?.elapsed().ok()?;
     let probe = crate::lock::SystemProbe;
     let dead = crate::lock::ProcessProbe::liveness(&probe, pid) == crate::lock::Liveness::Dead;
-    dead.then_some(pid)
+    (dead && age > DEAD_WRITER_TEMP_AGE).then_some(pid)
 }
 
 /// The temp files in `dir` that [`atomic_write`] made for a writer that is gone: never renamed
@@ -72,9 +80,9 @@ pub fn dead_writer_temps(dir: &Path) -> Vec<std::path::PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
     entries
         .filter_map(|entry| {
-            let entry = entry.ok()?;
-            is_dead_writers_temp(entry.file_name().to_str()?)?;
-            Some(entry.path())
+            let path = entry.ok()?.path();
+            is_dead_writers_temp(&path)?;
+            Some(path)
         })
         .collect()
 }
@@ -173,7 +181,7 @@ mod tests {
         assert!(!name.starts_with("obs_"));
         assert_eq!(temp_writer(&name), Some(std::process::id()));
         // This process is alive, so its temp is no leftover.
-        assert_eq!(is_dead_writers_temp(&name), None);
+        assert_eq!(is_dead_writers_temp(&temp), None);
     }
 
     #[test]
@@ -189,10 +197,20 @@ mod tests {
         ] {
             assert_eq!(temp_writer(name), None, "{name}");
         }
-        // pid 0 never names a process we could ask about; an absurd pid is dead.
-        assert_eq!(
-            is_dead_writers_temp(".obs_a.md.tmp-4000000000-00112233aabbccdd"),
-            Some(4_000_000_000)
-        );
+    }
+
+    #[test]
+    fn a_dead_writers_temp_is_a_leftover_once_it_is_older_than_a_write_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        // An absurd pid is dead here; so is a live writer's in another pid namespace, which a
+        // young temp may be.
+        let temp = dir.path().join(".obs_a.md.tmp-4000000000-00112233aabbccdd");
+        fs::write(&temp, "x").unwrap();
+        assert_eq!(is_dead_writers_temp(&temp), None, "young: perhaps being renamed now");
+        assert!(dead_writer_temps(dir.path()).is_empty());
+        let old = std::time::SystemTime::now() - DEAD_WRITER_TEMP_AGE * 2;
+        File::options().write(true).open(&temp).unwrap().set_modified(old).unwrap();
+        assert_eq!(is_dead_writers_temp(&temp), Some(4_000_000_000));
+        assert_eq!(dead_writer_temps(dir.path()), [temp]);
     }
 }

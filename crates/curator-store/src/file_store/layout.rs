@@ -143,7 +143,7 @@ pub(crate) fn walk_scope(root: &Path, tier: Tier, scope: ScopeName, dir: &Path, 
     // A temp file whose writer died is never served but is worth a line in `lint` (issue 13):
     // the next writer removes the temps of the transaction it recovers.
     for name in names.iter().filter(|n| n.starts_with('.')) {
-        if let Some(pid) = crate::atomic::is_dead_writers_temp(name) {
+        if let Some(pid) = crate::atomic::is_dead_writers_temp(&dir.join(name)) {
             walk.problems.push(problem(&dir.join(name), ProblemKind::LeftoverTemp { pid }));
         }
     }

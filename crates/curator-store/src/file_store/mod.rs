@@ -51,7 +51,7 @@ use curator_core::{ObservationId, ScopeName, Tier};
 use crate::evidence::{EvidenceQuery, EvidenceView};
 use crate::index::{Hit, IndexError, MemoryIndex, SearchRequest, search_files};
 use crate::journal::{Journal, JournalEntry, JournalFilter};
-use crate::lock::{LockOptions, SystemProbe, acquire_lock, dead_temps};
+use crate::lock::{LockOptions, SystemProbe, acquire_lock, dead_temps, left_by_dead_curator};
 use crate::run_state::RunSession;
 use crate::store::{
     ListFilter, Listing, ListingPage, Place, Problem, ProblemKind, Recovered, Store,
@@ -377,15 +377,14 @@ impl Store for FileStore {
             }
             finished
         });
-        let released = guard.release();
-        match (result, released) {
-            (Err(err), Err(release)) => {
-                tracing::warn!("releasing the lock after a failed transaction: {release}");
-                Err(err)
-            }
-            (Err(err), Ok(())) | (Ok(()), Err(err)) => Err(err),
-            (Ok(()), Ok(())) => Ok(()),
+        // The transaction's outcome is decided before the release: a committed change stands
+        // whether or not its lock file could be removed (the next writer removes a lock whose
+        // holder is gone), so a failed release is a warning, never a failure a caller would
+        // retry into applying the change twice.
+        if let Err(release) = guard.release() {
+            tracing::warn!("releasing the lock after the transaction: {release}");
         }
+        result
     }
 
     fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>> {
@@ -396,12 +395,13 @@ impl Store for FileStore {
         self.journal.check()
     }
 
-    /// Takes the lock only when the journal ends in an open transaction or a dead writer left
-    /// a temp of the lock file (taking the lock removes those), so a `lint` of a healthy root
-    /// writes nothing.
+    /// Takes the lock only when the journal ends in an open transaction, a dead writer left a
+    /// temp of the lock file, or a dead curator left the lock itself (taking the lock removes
+    /// those), so a `lint` of a healthy root writes nothing.
     fn recover(&self) -> Result<Vec<Recovered>> {
         let lock_temps = dead_temps(&self.lock_path(), &SystemProbe);
-        if self.journal.open_transactions()?.is_empty() && lock_temps.is_empty() {
+        let dead_holder = left_by_dead_curator(&self.lock_path());
+        if self.journal.open_transactions()?.is_empty() && lock_temps.is_empty() && !dead_holder {
             return Ok(Vec::new());
         }
         let guard =
@@ -412,6 +412,10 @@ impl Store for FileStore {
         released?;
         for temp in lock_temps.into_iter().filter(|t| !t.path.exists()) {
             recovered.push(Recovered::new(&temp.path, "lock temp of a dead writer removed".into()));
+        }
+        if dead_holder {
+            let why = "lock left by a curator that died removed".to_owned();
+            recovered.push(Recovered::new(&self.lock_path(), why));
         }
         Ok(recovered)
     }

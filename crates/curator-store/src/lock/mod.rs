@@ -75,7 +75,7 @@ pub struct LockHolder {
 impl LockHolder {
     /// This process, now; the timestamp as JavaScript's `toISOString()` writes it.
     pub fn current() -> Self {
-        LockHolder { pid: std::process::id(), timestamp: iso_millis(Timestamp::now()) }
+        LockHolder { pid: std::process::id(), timestamp: iso_millis(curator_core::time::now()) }
     }
 
     /// The exact file content agent-qa writes: `JSON.stringify({pid, timestamp})`.
@@ -259,7 +259,9 @@ fn try_create(path: &Path) -> Result<Option<LockGuard>> {
         Err(e) => {
             let _ = fs::remove_file(&temp_path);
             match e.kind() {
-                std::io::ErrorKind::AlreadyExists => Ok(None),
+                // NotFound: our temp was removed under us (a sweep that took us for dead): the
+                // lock was not taken, so try again.
+                std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotFound => Ok(None),
                 _ if no_hard_links(&e) => create_exclusive(path),
                 _ => Err(Error::io(path, e)),
             }
@@ -329,9 +331,11 @@ fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<S
     let mut content = Vec::new();
     // A lock file is ~60 bytes; refuse to slurp something huge placed there by mistake.
     (&mut file).take(4096).read_to_end(&mut content).map_err(|e| Error::io(path, e))?;
-    let age = meta.modified().ok().and_then(|m| m.elapsed().ok());
+    // A time ahead of our clock (a skewed writer, an NFS server) is a young file, not an
+    // unknown age: the grace for a half-written agent-qa file must not be skipped.
+    let age = meta.modified().ok().map(|m| m.elapsed().unwrap_or(Duration::ZERO));
     let seen = Observed { content: &content, age, flock_free, curator_mark: meta.nlink() >= 2 };
-    match judge(&seen, Timestamp::now(), timeout, std::process::id(), probe) {
+    match judge(&seen, curator_core::time::now(), timeout, probe) {
         Verdict::Held => Ok(Seen::Held(stale::holder_of(&content))),
         Verdict::Stale(reason) => {
             tracing::info!(path = %path.display(), reason, "removing stale lock");
@@ -348,6 +352,15 @@ fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<S
             Ok(Seen::Stolen)
         }
     }
+}
+
+/// Whether the lock file at `path` was left by a curator holder that died: two links (the
+/// curator mark) and nobody's flock on it, whatever process now has its pid. `lint` takes the
+/// lock to clear it, as the next writer would, so agent-qa (which sees only the pid) is not
+/// kept waiting for 2·T by a holder that is gone.
+pub(crate) fn left_by_dead_curator(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else { return false };
+    file.metadata().is_ok_and(|m| m.nlink() >= 2) && file.try_lock().is_ok()
 }
 
 /// A temp file of the lock that no live process will link into place.
@@ -377,13 +390,14 @@ pub(crate) fn dead_temps(path: &Path, probe: &dyn ProcessProbe) -> Vec<DeadTemp>
         }
         let Some(pid) = crate::atomic::temp_writer(&file_name) else { continue };
         let Ok(meta) = entry.path().symlink_metadata() else { continue };
-        let old = meta.nlink() == 1
-            && meta
-                .modified()
-                .ok()
-                .and_then(|m| m.elapsed().ok())
-                .is_some_and(|age| age > ABANDONED_TEMP_AGE);
-        if old || probe.liveness(pid) == Liveness::Dead {
+        let age = meta.modified().ok().and_then(|m| m.elapsed().ok());
+        let older = |limit| age.is_some_and(|age| age > limit);
+        // A second link: a holder's mark, which a live holder's flock protects (the lock it
+        // names is stale, or is ours); one link: a waiter's temp, given the time to be linked
+        // that a waiter in another pid namespace (its pid dead here) needs.
+        let writer_gone = probe.liveness(pid) == Liveness::Dead
+            && (meta.nlink() >= 2 || older(crate::atomic::DEAD_WRITER_TEMP_AGE));
+        if writer_gone || (meta.nlink() == 1 && older(ABANDONED_TEMP_AGE)) {
             dead.push(DeadTemp { path: entry.path(), pid });
         }
     }

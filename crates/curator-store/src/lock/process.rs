@@ -3,11 +3,8 @@
 //!
 //! agent-qa asks `kill(pid, 0)` and treats every failure as "dead", so a lock held by another
 //! user's process (EPERM) is stolen. Here EPERM means alive: the process exists, we just may not
-//! signal it. Two more facts only Linux exposes make the answer sharper, never looser:
-//! a zombie (state `Z`, killed but not yet reaped) holds nothing, and a process that started
-//! after the lock's timestamp cannot have written it (the pid was reused).
+//! signal it. A zombie (state `Z`, killed but not yet reaped, Linux only) holds nothing.
 
-use jiff::{SignedDuration, Timestamp};
 use rustix::io::Errno;
 use rustix::process::{Pid, test_kill_process};
 
@@ -22,11 +19,9 @@ pub(crate) enum Liveness {
     Dead,
 }
 
-/// The questions the lock asks about other processes; tests substitute answers.
+/// The question the lock asks about other processes; tests substitute answers.
 pub(crate) trait ProcessProbe {
     fn liveness(&self, pid: u32) -> Liveness;
-    /// When the process now using `pid` started, if the platform can tell.
-    fn start_time(&self, pid: u32) -> Option<Timestamp>;
 }
 
 /// The real operating system.
@@ -48,27 +43,12 @@ impl ProcessProbe for SystemProbe {
         };
         if proc_stat(pid).is_some_and(|s| s.state == 'Z') { Liveness::Dead } else { alive }
     }
-
-    fn start_time(&self, pid: u32) -> Option<Timestamp> {
-        let stat = proc_stat(pid)?;
-        let boot = boot_time()?;
-        let hz = rustix::param::clock_ticks_per_second();
-        if hz == 0 {
-            return None;
-        }
-        let since_boot = SignedDuration::from_secs(i64::try_from(stat.start_ticks / hz).ok()?)
-            + SignedDuration::from_nanos(
-                i64::try_from((stat.start_ticks % hz) * 1_000_000_000 / hz).ok()?,
-            );
-        boot.checked_add(since_boot).ok()
-    }
 }
 
-/// The two fields of `/proc/<pid>/stat` the lock needs.
+/// The field of `/proc/<pid>/stat` the lock needs.
 #[derive(Debug)]
 struct ProcStat {
     state: char,
-    start_ticks: u64,
 }
 
 /// Reads `/proc/<pid>/stat` (Linux); `None` elsewhere or when the process is gone.
@@ -77,20 +57,11 @@ fn proc_stat(pid: u32) -> Option<ProcStat> {
 }
 
 /// The command name (field 2) may contain spaces and parentheses, so fields are counted from
-/// the last `)`: state is field 3, starttime field 22.
+/// the last `)`: state is field 3.
 fn parse_proc_stat(text: &str) -> Option<ProcStat> {
     let rest = text.get(text.rfind(')')? + 1..)?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first()?.chars().next()?;
-    let start_ticks = fields.get(22 - 3)?.parse().ok()?;
-    Some(ProcStat { state, start_ticks })
-}
-
-/// Boot time from `/proc/stat` (`btime`, seconds since the epoch).
-fn boot_time() -> Option<Timestamp> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let secs = text.lines().find_map(|l| l.strip_prefix("btime "))?.trim().parse().ok()?;
-    Timestamp::from_second(secs).ok()
+    let state = rest.split_whitespace().next()?.chars().next()?;
+    Some(ProcStat { state })
 }
 
 #[cfg(test)]
@@ -103,17 +74,12 @@ mod tests {
                     987654 12345 67 18446744073709551615";
         let stat = parse_proc_stat(line).unwrap();
         assert_eq!(stat.state, 'S');
-        assert_eq!(stat.start_ticks, 987654);
         assert!(parse_proc_stat("garbage").is_none());
     }
 
     #[test]
-    fn our_own_process_is_alive_and_started_before_now() {
-        let probe = SystemProbe;
-        assert_eq!(probe.liveness(std::process::id()), Liveness::Alive);
-        if let Some(start) = probe.start_time(std::process::id()) {
-            assert!(start <= Timestamp::now());
-        }
+    fn our_own_process_is_alive() {
+        assert_eq!(SystemProbe.liveness(std::process::id()), Liveness::Alive);
     }
 
     #[test]
