@@ -13,6 +13,7 @@
 //! and MCP answers include (issue 13 item 5).
 
 use std::path::Path;
+use std::time::Duration;
 
 use curator_core::render::{Injected, render_memory_context};
 use curator_core::{ScopeError, ScopeName, SnapshotEntry};
@@ -53,6 +54,18 @@ pub struct QueryOptions {
     /// Probation injections for steps of a recorded run (issue 18); `None` (the library's
     /// default) never injects below minTrust or from the review queue.
     pub probation: Option<ProbationOptions>,
+    /// A reading of [`monotonic_now`] after which this answer must not record the run's step:
+    /// the process that asked a `curator serve` for it stopped waiting and answers (and records)
+    /// the step itself. `None`: record whenever the answer is made.
+    pub record_before: Option<Duration>,
+}
+
+/// The system-wide monotonic clock (`CLOCK_MONOTONIC`): the same for every process of the
+/// machine, and never stepped with the wall clock, so a query process and its server agree on
+/// a deadline.
+pub fn monotonic_now() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    Duration::new(u64::try_from(t.tv_sec).unwrap_or(0), u32::try_from(t.tv_nsec).unwrap_or(0))
 }
 
 /// A step of a run, for the run session.
@@ -98,6 +111,7 @@ impl QueryOptions {
             run: None,
             warnings,
             probation: None,
+            record_before: None,
         }
     }
 
@@ -250,6 +264,15 @@ pub fn query_in(store: &dyn Store, opts: &QueryOptions) -> Result<QueryOutcome, 
     let mut decided: Option<StepInjection> = None;
     let mut deciding_failed = false;
     let recorded = store.update_step(&run.run_id, run.step, &mut |session| {
+        // Checked under the run's lock: a client that gave up records its own answer after
+        // the deadline under the same lock, so it is the last to record the step.
+        if opts.record_before.is_some_and(|deadline| monotonic_now() >= deadline) {
+            return Err(curator_store::Error::Aborted {
+                reason: "the query process stopped waiting for this answer and answers the \
+                         step itself"
+                    .to_owned(),
+            });
+        }
         let step = decide_step(store, &req, ranked.clone(), session, run, opts.probation.as_ref());
         let (hits, probation) = step.inspect_err(|_| deciding_failed = true)?;
         let record = curator_store::StepRecord {

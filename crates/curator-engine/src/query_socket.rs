@@ -96,6 +96,10 @@ struct Request {
     probation: Option<ProbationOptions>,
     /// The circuit breaker to honour, when the client's config enables breakers.
     breaker: Option<String>,
+    /// The client's deadline on the machine's monotonic clock (ns): past it, the client answers
+    /// the step itself, so the server must not record the step any more.
+    #[serde(default)]
+    record_before_ns: Option<u64>,
     /// What the client skipped while resolving its options (returned with the answer).
     warnings: Vec<String>,
 }
@@ -189,6 +193,9 @@ pub fn ask(root: &Path, opts: &QueryOptions, breaker: Option<&str>) -> Result<An
         return Err(NoServer::ForeignSocket(path));
     }
     let build = build_id().ok_or_else(|| NoServer::Refused("unknown executable".into()))?;
+    // Taken before any wait starts: this process answers by itself no sooner than this, so a
+    // server that records the step only before it is never the last to record it.
+    let deadline = crate::query::monotonic_now() + CLIENT_TIMEOUT;
     let root = std::fs::canonicalize(root)?;
     let stream = connect(&path)?;
     if peer_uid(&stream)? != uid() {
@@ -216,6 +223,7 @@ pub fn ask(root: &Path, opts: &QueryOptions, breaker: Option<&str>) -> Result<An
         probation: opts.probation,
         breaker: breaker.map(str::to_owned),
         warnings: opts.warnings.clone(),
+        record_before_ns: u64::try_from(deadline.as_nanos()).ok(),
     };
     let mut line = serde_json::to_vec(&request).map_err(|e| NoServer::Malformed(e.to_string()))?;
     line.push(b'\n');
@@ -406,6 +414,7 @@ impl Server {
         opts.min_relevance = r.min_relevance;
         opts.run = r.run.map(|(run_id, step)| RunStep { run_id, step });
         opts.probation = r.probation;
+        opts.record_before = r.record_before_ns.map(Duration::from_nanos);
         let store = self.store.as_ref();
         if let Some(key) = &r.breaker
             && Breaker::is_tripped_in(store, key).map_err(|e| e.to_string())?
@@ -549,5 +558,27 @@ mod tests {
         // A client that connects and hangs up without a word does no harm either.
         drop(UnixStream::connect(socket_path(root)).unwrap());
         assert_eq!(ids(&ask(root, &opts("Export button"), None).unwrap()), [A]);
+    }
+
+    /// A server that answers after its client gave up (stopped, starved) must not record the
+    /// step: the client answered and recorded it itself, and the late record would name
+    /// observations the agent never saw (audit 8).
+    #[test]
+    fn an_answer_past_the_clients_deadline_records_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_obs(root, A, "Export button opens the CSV dialog");
+        let store = store(root);
+        let mut step = opts("Click the Export button");
+        step.run = Some(RunStep { run_id: "r_late".into(), step: 0 });
+        step.record_before = Some(crate::query::monotonic_now());
+        let late = query_in(store.as_ref(), &step).unwrap_err();
+        assert!(late.to_string().contains("stopped waiting"), "{late}");
+        assert_eq!(store.load_session("r_late").unwrap(), None, "nothing recorded");
+        step.record_before = Some(crate::query::monotonic_now() + Duration::from_secs(60));
+        let answered = query_in(store.as_ref(), &step).unwrap();
+        assert_eq!(answered.observations.len(), 1);
+        let session = store.load_session("r_late").unwrap().unwrap();
+        assert_eq!(session.injected.get(&0).map(Vec::len), Some(1));
     }
 }
