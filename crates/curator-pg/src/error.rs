@@ -56,6 +56,28 @@ pub enum PgError {
 }
 
 impl PgError {
+    /// Whether the database could not be reached (refused, gone, timed out, shutting down):
+    /// nothing was done, and the same call may succeed later, as after a lock timeout. A
+    /// refused login or a bad URL is not: retrying it changes nothing.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            PgError::Connect { source, .. } => {
+                if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
+                    return crate::store::driver_unavailable(e);
+                }
+                match source.downcast_ref::<deadpool_postgres::PoolError>() {
+                    Some(deadpool_postgres::PoolError::Backend(e)) => {
+                        crate::store::driver_unavailable(e)
+                    }
+                    Some(deadpool_postgres::PoolError::Timeout(_)) => true,
+                    _ => false,
+                }
+            }
+            PgError::Store(e) => crate::is_unavailable(e),
+            _ => false,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         PgError::Io { path: path.into(), source }
     }

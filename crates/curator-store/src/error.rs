@@ -81,6 +81,22 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the store could not look at all (a file system call failed, a file could not be
+    /// read, a lock or the database did not answer), as against having looked and found the
+    /// content wanting (absent, unparsable, refused by the scanner). A change that met the
+    /// first may well succeed on a retry; reporting it as "not found" would lose it for good.
+    pub fn is_environmental(&self) -> bool {
+        match self {
+            Error::Io { .. }
+            | Error::LockTimeout { .. }
+            | Error::Lock { .. }
+            | Error::Database { .. }
+            | Error::Aborted { .. } => true,
+            Error::Refused { kind, .. } => matches!(kind, ProblemKind::Unreadable(_)),
+            _ => false,
+        }
+    }
+
     /// Wraps an I/O error with the path it happened on.
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }

@@ -109,7 +109,7 @@ pub(crate) fn blame_suspects(
         match outcome {
             Ok(None) => {}
             Ok(Some(message)) => log.errors.push(message),
-            Err(e) => log.errors.push(format!("Deprecation error for {raw}: {e}")),
+            Err(e) => log.skip(format!("Deprecation error for {raw}: {e}"), &e),
         }
     }
     spared
@@ -166,7 +166,7 @@ pub(crate) fn exonerate(tx: &mut dyn Transaction, record: &RunRecord, log: &mut 
             Ok(false) => {
                 log.errors.push(format!("Observation file not found for exoneration: {raw}"))
             }
-            Err(e) => log.errors.push(format!("Exoneration error for {raw}: {e}")),
+            Err(e) => log.skip(format!("Exoneration error for {raw}: {e}"), &e),
         }
     }
     journaled

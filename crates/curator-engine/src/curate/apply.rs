@@ -86,27 +86,43 @@ pub(crate) fn apply_decisions(
             Decision::Update { observation_id, reasoning } => {
                 locate(tx, ctx, observation_id, "update").and_then(|found| match found {
                     Some(stored) => confirm(tx, stored, &ctx.deltas, ctx.now, reasoning, log)
-                        .map_err(|e| processing("update", &e)),
+                        .map_err(|e| processing("update", e)),
                     None => Ok(()),
                 })
             }
             Decision::Deprecate { observation_id, reasoning } => {
                 locate(tx, ctx, observation_id, "deprecate").and_then(|found| match found {
                     Some(stored) => contradict(tx, stored, &ctx.deltas, reasoning, log)
-                        .map_err(|e| processing("deprecate", &e)),
+                        .map_err(|e| processing("deprecate", e)),
                     None => Ok(()),
                 })
             }
             Decision::Noop { .. } => Ok(()),
         };
-        if let Err(message) = outcome {
-            log.errors.push(message);
+        match outcome {
+            Ok(()) => {}
+            Err(Skip::Logged(message)) => log.errors.push(message),
+            Err(Skip::Stop(message, cause)) => log.skip(message, &cause),
         }
     }
 }
 
-fn processing(action: &str, e: &curator_store::Error) -> String {
-    format!("Decision processing error ({action}): {e}")
+/// Why one decision changed nothing.
+enum Skip {
+    /// The content refuses it (agent-qa's wording): one line of the log's errors.
+    Logged(String),
+    /// The store failed under it: [`MemoryLog::skip`] decides, by the cause.
+    Stop(String, Box<curator_store::Error>),
+}
+
+impl From<String> for Skip {
+    fn from(message: String) -> Self {
+        Skip::Logged(message)
+    }
+}
+
+fn processing(action: &str, e: curator_store::Error) -> Skip {
+    Skip::Stop(format!("Decision processing error ({action}): {e}"), Box::new(e))
 }
 
 /// The known-id check, then a fresh read under the lock (§5.4 update/deprecate preamble).
@@ -116,8 +132,8 @@ fn locate(
     ctx: &ApplyContext<'_>,
     raw_id: &str,
     action: &str,
-) -> Result<Option<StoredObservation>, String> {
-    let unknown = || format!("Unknown observation ID for {action}: {raw_id}");
+) -> Result<Option<StoredObservation>, Skip> {
+    let unknown = || Skip::Logged(format!("Unknown observation ID for {action}: {raw_id}"));
     if !ctx.known.contains(raw_id) {
         return Err(unknown());
     }
@@ -127,13 +143,14 @@ fn locate(
         Ok(None) => {
             return match crate::review::queued(tx, &id) {
                 Ok(Some(_)) => Ok(None),
-                _ => Err(format!("Observation file not found for {action}: {raw_id}")),
+                _ => Err(format!("Observation file not found for {action}: {raw_id}").into()),
             };
         }
         Err(e) => {
             // agent-qa's wording exactly (§5.4); the cause goes to the diagnostics.
             tracing::warn!(id = %raw_id, error = %e, "observation to {action} does not parse");
-            return Err(format!("Failed to parse observation for {action}: {raw_id}"));
+            let message = format!("Failed to parse observation for {action}: {raw_id}");
+            return Err(Skip::Stop(message, Box::new(e)));
         }
     };
     if !ctx.owns(stored.tier, &stored.scope) && !ctx.injected(raw_id) {
@@ -151,7 +168,7 @@ fn add(
     scope: DecisionScope,
     reasoning: &str,
     log: &mut MemoryLog,
-) -> Result<(), String> {
+) -> Result<(), Skip> {
     let r = ctx.record;
     let suite = r.suite.as_ref();
     // §5.4: suite scope without a suite falls back to product.
@@ -186,7 +203,7 @@ fn add(
     if waiting {
         return Ok(());
     }
-    let id = crate::review::fresh_id(tx).map_err(|e| processing("add", &e))?;
+    let id = crate::review::fresh_id(tx).map_err(|e| processing("add", e))?;
     let observation = Observation {
         id,
         title: title.to_owned(),
@@ -209,9 +226,9 @@ fn add(
     match written {
         Ok(()) => {}
         Err(curator_store::Error::Unsafe { rule, .. }) => {
-            return Err(format!("Security scan blocked add: {rule}"));
+            return Err(format!("Security scan blocked add: {rule}").into());
         }
-        Err(e) => return Err(processing("add", &e)),
+        Err(e) => return Err(processing("add", e)),
     }
     log.push(
         MemoryDelta {

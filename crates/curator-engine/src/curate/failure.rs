@@ -56,12 +56,12 @@ pub(crate) fn contradict_ids(
             Err(e) => {
                 // agent-qa's wording exactly (§5.5); the cause goes to the diagnostics.
                 tracing::warn!(id = %raw, error = %e, "observation to deprecate could not be read");
-                log.errors.push(format!("Failed to parse observation for deprecation: {raw}"));
+                log.skip(format!("Failed to parse observation for deprecation: {raw}"), &e);
                 continue;
             }
         };
         if let Err(e) = contradict(tx, stored, deltas, &reasoning(raw), log) {
-            log.errors.push(format!("Deprecation error for {raw}: {e}"));
+            log.skip(format!("Deprecation error for {raw}: {e}"), &e);
         }
     }
 }

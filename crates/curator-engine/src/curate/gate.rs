@@ -49,7 +49,7 @@ pub(crate) fn reject_failed_step(
         None => Ok(()),
     });
     if let Err(e) = result {
-        log.errors.push(format!("Review error for {raw}: {e}"));
+        log.skip(format!("Review error for {raw}: {e}"), &e);
     }
 }
 
@@ -89,7 +89,7 @@ pub(crate) fn approve_clean(
                 );
             }
             Ok(None) => {}
-            Err(e) => log.errors.push(format!("Review error for {raw}: {e}")),
+            Err(e) => log.skip(format!("Review error for {raw}: {e}"), &e),
         }
     }
 }

@@ -99,6 +99,13 @@ pub struct MemoryLog {
     /// Whether this run's outcome evidence was recorded now, already, or not at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceStatus>,
+    /// Why the run must not be applied now: the store could not read or write what one of its
+    /// changes needed (an I/O error, an unreadable file, a lock, the database). The run's
+    /// transaction is rolled back and the run stays unapplied, so a retry applies it whole; a
+    /// change the content refuses (an unknown id, a file that does not parse) is one line of
+    /// `errors` instead, and the rest of the run stands, as in agent-qa.
+    #[serde(skip)]
+    pub(crate) stop: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -127,6 +134,17 @@ impl MemoryLog {
             generation: None,
             exonerated: 0,
             evidence: None,
+            stop: None,
+        }
+    }
+
+    /// A change that could not be made: `message` (agent-qa's wording) joins `errors` when the
+    /// content is at fault; when the store could not look, the run stops (see [`Self::stop`]).
+    pub(crate) fn skip(&mut self, message: String, cause: &curator_store::Error) {
+        if cause.is_environmental() {
+            self.stop.get_or_insert_with(|| format!("{message}: {cause}"));
+        } else {
+            self.errors.push(message);
         }
     }
 

@@ -166,7 +166,7 @@ pub fn curate(
 ) -> Result<MemoryLog, CurateError> {
     let started = Instant::now();
     let run_id = record.journal_run_id();
-    let now = iso_millis(options.now.unwrap_or_else(jiff::Timestamp::now));
+    let now = iso_millis(options.now.unwrap_or_else(curator_core::time::now));
     let deltas = options.deltas;
     let ablation = record.ablation.filter(|_| options.ablation_enabled);
     let case = curate_case(record, options);
@@ -262,7 +262,12 @@ pub fn curate(
         if auto_review {
             gate::approve_clean(tx, record, &book, &mut log);
         }
-        Ok(())
+        // The store failed under one of the changes: none of the run stands, so a retry
+        // applies it whole instead of answering "already applied" without that change.
+        match log.stop.take() {
+            Some(reason) => Err(curator_store::Error::Aborted { reason }),
+            None => Ok(()),
+        }
     });
     if let Err(source) = applied {
         return Err(match spent {
@@ -335,6 +340,14 @@ pub fn run_observations(
     let mut out = Vec::new();
     for (tier, scope) in run_scopes(record) {
         let listing = store.list(&ListFilter { tier: Some(tier), scope: Some(scope) })?;
+        // A scope folder that cannot be read hides every id in it: its decisions would all be
+        // "unknown" and lost, so the run waits for a folder that can be read.
+        let unreadable_folder = listing.problems.into_iter().find(|p| {
+            matches!(p.kind, curator_store::ProblemKind::Unreadable(_)) && p.path.is_dir()
+        });
+        if let Some(p) = unreadable_folder {
+            return Err(curator_store::Error::Refused { path: p.path, kind: p.kind });
+        }
         out.extend(listing.observations);
     }
     Ok(out)
