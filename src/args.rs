@@ -337,7 +337,8 @@ Decisions file (--decisions), agent-qa's schema:
 
 Exit codes: 0 applied, or already applied (a retry changes nothing); 1 bad input (run record,
 decisions, config); 75 nothing applied for now (the curator lock was not taken in time, the LLM
-call failed, the database is unreachable): curate the same record again, it is applied once.")]
+call failed, the database is unreachable, a file a change needed could not be read or written):
+curate the same record again, it is applied once.")]
 pub(crate) struct CurateArgs {
     /// The run record file (JSON; `-` reads stdin). Steps without `injected` take the ids
     /// recorded by `query --run-id` for the record's `run_id`.

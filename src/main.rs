@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         Ok((args, matches)) => {
             let warnings = args::deprecation_warnings(&argv, &matches);
             for warning in warnings.into_iter().chain(args::ignored_flag_warnings(&matches)) {
-                eprintln!("{warning}");
+                crate::output::note!("{warning}");
             }
             args
         }
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let message = error_chain(&err);
-            eprintln!("error: {message}");
+            crate::output::note!("error: {message}");
             if json {
                 // `--json` promises one JSON document on stdout: a script parsing it gets the
                 // error too, instead of a decode error on empty output.
@@ -69,7 +69,8 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 /// A write that could not take the lock in time changed nothing: exit 75 ("try again"), as
 /// `curate` does, so a harness retries `add`, `rm`, `undo` and `review` the same way; so does a
-/// harness triage refused because a pass holds the pass lock.
+/// harness triage refused because a pass holds the pass lock, and any command whose PostgreSQL
+/// server could not be reached.
 fn is_lock_timeout(err: &anyhow::Error) -> bool {
     use curator_engine::review::ReviewError;
     use curator_engine::undo::UndoError;
@@ -86,6 +87,8 @@ fn is_lock_timeout(err: &anyhow::Error) -> bool {
                 _ => None,
             });
         matches!(store, Some(Error::LockTimeout { .. }))
+            || store.is_some_and(curator_pg::is_unavailable)
+            || cause.downcast_ref::<curator_pg::PgError>().is_some_and(|e| e.is_unavailable())
             || matches!(
                 cause.downcast_ref::<curator_harness::Error>(),
                 Some(curator_harness::Error::Busy { .. })

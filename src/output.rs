@@ -5,6 +5,18 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
+/// `eprintln!` that never panics: a diagnostic that cannot be written (stderr on a full disk,
+/// its reader gone) is dropped, and the command ends with its own status. A panic there would
+/// come after the work is done, and a harness would take exit 101 for a crash and retry a
+/// write that stands.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use note;
+
 /// Prints `value` as one pretty JSON document followed by a newline.
 pub(crate) fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<()> {
     let mut out = std::io::stdout().lock();

@@ -334,3 +334,64 @@ fn undo_refuses_while_a_journal_line_cannot_be_read() {
     dir.curator(&["undo", "r_two"]).stdout();
     assert!(files().0.contains("trust: 0.5") && files().1.contains("trust: 0.1"), "{:?}", files());
 }
+
+/// An observation the store cannot read is not an unknown one: the run is rolled back and left
+/// unapplied (exit 75), so the retry once the file can be read applies the whole run, instead
+/// of answering "already applied" without the change (audit 8: the penalty was lost for good).
+/// The file is made unreadable for real: another owner's file with mode 600, curator run as
+/// `nobody` when the tests run as root (root reads every file), mode 000 otherwise.
+#[test]
+fn an_observation_that_cannot_be_read_leaves_the_run_unapplied_for_a_retry() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = seeded("curate-unreadable");
+    let run = dir.path().join("run.json");
+    let steps = json!([{"name": "Log in", "status": "failed", "injected": [ID_A]}]);
+    std::fs::write(&run, run_record("r_io", "failed", steps)).unwrap();
+    let file = dir.root().join(format!("products/acme/{ID_A}.md"));
+    let as_root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let sh =
+        |script: &str| assert!(Command::new("sh").args(["-c", script]).status().unwrap().success());
+    let curate = |json: bool| {
+        let mut cmd = if as_root {
+            let mut cmd = assert_cmd::Command::new("setpriv");
+            cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+            cmd.arg(assert_cmd::cargo::cargo_bin("curator"));
+            cmd
+        } else {
+            assert_cmd::Command::cargo_bin("curator").unwrap()
+        };
+        cmd.current_dir(dir.path()).env_remove("CURATOR_ROOT").arg("--root").arg(dir.root());
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.arg("curate").arg(&run).output().unwrap()
+    };
+    if as_root {
+        sh(&format!(
+            "chown -R 65534:65534 '{}' && chown 0:0 '{}'",
+            dir.path().display(),
+            file.display()
+        ));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    } else {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    let out = curate(false);
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(75), "{stdout}{stderr}");
+    assert!(stdout.contains("Curator error:") && stdout.contains("denied"), "{stdout}");
+    assert!(stderr.contains("run r_io was not applied, curate it again"), "{stderr}");
+    if as_root {
+        sh(&format!("chown 65534:65534 '{}'", file.display()));
+    }
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = curate(true);
+    assert!(out.status.success(), "{out:?}");
+    let log = json_of(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        (log["deprecated"].as_u64(), log["already_applied"].as_bool()),
+        (Some(1), Some(false))
+    );
+    assert!(std::fs::read_to_string(&file).unwrap().contains("trust: 0.4\n"), "penalised once");
+}

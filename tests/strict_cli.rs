@@ -140,3 +140,24 @@ fn old_spellings_still_work_with_a_deprecation_warning() {
     let (_, stderr) = dir.curator(&query).expect_code(0);
     assert!(stderr.contains("use --run-id") && stderr.contains("use --step-index"), "{stderr}");
 }
+
+/// A diagnostic that cannot be written (stderr on a full disk) is dropped: the command ends
+/// with its own status, not a panic after the work is done (audit 8: exit 101 and a backtrace).
+#[test]
+fn a_stderr_that_cannot_be_written_does_not_change_the_exit_code() {
+    let dir = seeded("strict-stderr-full");
+    let run = |args: &[&str]| {
+        let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("curator"))
+            .arg("--root")
+            .arg(dir.root())
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(full)
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(run(&["lint"]), Some(0));
+    assert_eq!(run(&["history", "obs_not-a-valid-id"]), Some(1), "the error, not a panic");
+}

@@ -82,7 +82,7 @@ pub(crate) fn run(ctx: &Context, args: &AddArgs) -> Result<ExitCode> {
         output::print_text(&format!("{id}\n"))?;
     }
     if already_applied {
-        eprintln!("curator: run {run_id} already added {id}; nothing written");
+        crate::output::note!("curator: run {run_id} already added {id}; nothing written");
     }
     Ok(ExitCode::SUCCESS)
 }

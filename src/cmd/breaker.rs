@@ -33,10 +33,10 @@ pub(crate) fn run(ctx: &Context, args: &BreakerArgs) -> Result<ExitCode> {
         BreakerAction::Reset { key } => (key, Breaker::reset_in(store, key)?, false),
     };
     if already_applied {
-        eprintln!("curator: this run's outcome was already recorded; nothing changed");
+        crate::output::note!("curator: this run's outcome was already recorded; nothing changed");
     }
     if tripped_now {
-        eprintln!(
+        crate::output::note!(
             "  Memory: circuit breaker tripped -- disabling memory injection for remaining tests"
         );
     }

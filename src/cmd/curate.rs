@@ -92,9 +92,10 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         Err(CurateError::Store(e @ curator_store::Error::LockTimeout { .. })) => {
             (unapplied_log(&record, &options, LOCK_TIMEOUT_ERROR), Some(e.to_string()))
         }
-        // A database that could not be reached or went away: nothing stands for now (or a
-        // lost commit answer, which the retry reports as already applied).
-        Err(CurateError::Store(e)) if curator_pg::is_unavailable(&e) => {
+        // A database that could not be reached or went away (nothing stands for now, or a
+        // lost commit answer, which the retry reports as already applied), or a store that
+        // failed under a change (an I/O error, an unreadable file): the run was rolled back.
+        Err(CurateError::Store(e)) if curator_pg::is_unavailable(&e) || e.is_environmental() => {
             let error = format!("Curator error: {e}");
             (unapplied_log(&record, &options, &error), Some(e.to_string()))
         }
@@ -119,11 +120,11 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         output::print_text(&format!("{}{}", log.summary(), change_lines(&log)))?;
     }
     if let Some(e) = unapplied {
-        eprintln!("curator: {e}; run {} was not applied, curate it again", log.run_id);
+        crate::output::note!("curator: {e}; run {} was not applied, curate it again", log.run_id);
         return Ok(ExitCode::from(UNAPPLIED_EXIT));
     }
     if !ctx.json {
-        eprintln!("{}", outcome_note(&log));
+        crate::output::note!("{}", outcome_note(&log));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -131,7 +132,7 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
 /// A run the config says not to curate: said on stderr, and with `--json` as the one document
 /// on stdout (`{"curated": false, "reason": …}`), so a script is not left with nothing to read.
 fn skipped(ctx: &Context, reason: &str) -> Result<ExitCode> {
-    eprintln!("curator: {reason}");
+    crate::output::note!("curator: {reason}");
     if ctx.json {
         output::print_json(&serde_json::json!({ "curated": false, "reason": reason }))?;
     }
@@ -198,7 +199,7 @@ fn record_breaker(
     outcomes.push(RunOutcome { with_memory, passed: record.status == RunStatus::Passed });
     let (_, tripped_now, _) = Breaker::record_run_in(store, key, run_id, &outcomes, &config)?;
     if tripped_now {
-        eprintln!(
+        crate::output::note!(
             "  Memory: circuit breaker tripped -- disabling memory injection for remaining tests"
         );
     }

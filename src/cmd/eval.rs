@@ -73,7 +73,7 @@ fn warn_unknown_relevant(store: &dyn Store, queries: &[EvalQuery]) {
     for q in queries {
         for id in &q.relevant {
             if !known.contains(id.as_str()) && warned.insert(id.clone()) {
-                eprintln!(
+                crate::output::note!(
                     "warning: line {}: relevant id {id} is no observation of this root; it counts as missed",
                     q.line
                 );

@@ -193,7 +193,7 @@ fn llm_config(ctx: &Context) -> LlmConfig {
 pub(crate) fn run(args: &HarnessArgs, ctx: &Context) -> Result<ExitCode> {
     let json = ctx.json;
     let harness = open(args, ctx)?;
-    let now = Timestamp::now();
+    let now = curator_core::time::now();
     match &args.command {
         HarnessCommand::Append(a) => {
             let line = harness.append(&a.role, a.feature.as_deref(), a.trick, &a.text, now)?;
@@ -221,7 +221,7 @@ pub(crate) fn run(args: &HarnessArgs, ctx: &Context) -> Result<ExitCode> {
         HarnessCommand::Triage => {
             let r = harness.triage(now)?;
             if r.skipped > 0 {
-                eprintln!(
+                crate::output::note!(
                     "curator: {} pending-issues line(s) held no issue record (not JSON, or no \
                      title or severity): skipped, and kept in memory/archive/pending-skipped.jsonl",
                     r.skipped
@@ -277,7 +277,7 @@ fn curate(harness: &Harness, args: &CurateArgs, now: Timestamp, json: bool) -> R
     let report = match harness.curate(trigger, now) {
         Ok(report) => report,
         Err(err) => {
-            eprintln!("CURATOR error: {err}");
+            crate::output::note!("CURATOR error: {err}");
             if json {
                 // The error object every `--json` command prints, beside the pass's own keys.
                 let error = json!({ "message": err.to_string() });
@@ -289,10 +289,12 @@ fn curate(harness: &Harness, args: &CurateArgs, now: Timestamp, json: bool) -> R
         }
     };
     for note in &report.notes {
-        eprintln!("{note}");
+        crate::output::note!("{note}");
     }
     if let Some(e) = &report.issues_error {
-        eprintln!("CURATOR partial: the issues part failed (issues.json left as it was): {e}");
+        crate::output::note!(
+            "CURATOR partial: the issues part failed (issues.json left as it was): {e}"
+        );
     }
     if json {
         print_json(&json!({

@@ -31,7 +31,7 @@ pub(crate) fn run(ctx: &Context, args: &IdArg) -> Result<ExitCode> {
     }
     if entries.is_empty() {
         // A note, not data: stdout stays empty, as `list` prints nothing for no observations.
-        eprintln!("curator: no journal entries for {id}");
+        crate::output::note!("curator: no journal entries for {id}");
         return Ok(ExitCode::SUCCESS);
     }
     let mut text = String::new();

@@ -63,14 +63,14 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
         output::print_json(&report)?;
     } else {
         for r in &report.recovered {
-            eprintln!("curator: recovered: {r}");
+            crate::output::note!("curator: recovered: {r}");
         }
         let mut text = String::new();
         for problem in &report.problems {
             text.push_str(&format!("{}: {}\n", problem.path, problem.reason));
         }
         output::print_text(&text)?;
-        eprintln!(
+        crate::output::note!(
             "{} observation(s) ok, {} problem(s)",
             report.observations,
             report.problems.len()
@@ -81,7 +81,7 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
         if matches!(ctx.store, StoreChoice::Files)
             && !tiers.iter().any(|t| ctx.root.join(t).is_dir())
         {
-            eprintln!(
+            crate::output::note!(
                 "curator: {} holds no products/, suites/ or tests/ folder: is --root the memory \
                  root? (`curator init` creates them)",
                 ctx.root.display()

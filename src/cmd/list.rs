@@ -25,7 +25,7 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<ExitCode> {
         .filter(|p| !matches!(p.kind, curator_store::ProblemKind::ScopeName(_)))
         .count();
     if skipped > 0 {
-        eprintln!("warning: {skipped} file(s) skipped; run `curator lint` to see why");
+        crate::output::note!("warning: {skipped} file(s) skipped; run `curator lint` to see why");
     }
     if ctx.json {
         let views: Vec<ObservationView> =

@@ -95,7 +95,7 @@ impl Reporter {
             None => {
                 let due = self.last_line.is_none_or(|at| at.elapsed() >= PLAIN_EVERY);
                 if due || p.done == p.total {
-                    eprintln!("{}", self.line(p));
+                    crate::output::note!("{}", self.line(p));
                     self.last_line = Some(std::time::Instant::now());
                 }
             }
@@ -181,7 +181,7 @@ pub(crate) fn migrate(ctx: &Context, args: &MigrateArgs) -> Result<ExitCode> {
             .map(|m| format!("{:04} {}", m.version, m.name))
             .collect();
         if !pending.is_empty() {
-            eprintln!("curator: applying {} to {}", pending.join(", "), store.target());
+            crate::output::note!("curator: applying {} to {}", pending.join(", "), store.target());
         }
     }
     let applied = if args.status { Vec::new() } else { store.migrate()? };

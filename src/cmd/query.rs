@@ -41,7 +41,9 @@ pub(crate) fn run(ctx: &Context, args: &QueryArgs) -> Result<ExitCode> {
     let opts = options(ctx, args)?;
     if !ctx.config.memory.enabled {
         // agent-qa has no memory provider at all with `enabled: false` (§2): nothing injected.
-        eprintln!("curator: services.memory.enabled is false in the config; nothing injected");
+        crate::output::note!(
+            "curator: services.memory.enabled is false in the config; nothing injected"
+        );
         let outcome = QueryOutcome { warnings: opts.warnings.clone(), ..QueryOutcome::default() };
         return print(ctx, &opts, &outcome, None);
     }
@@ -97,12 +99,12 @@ fn print(
     tripped: Option<&str>,
 ) -> Result<ExitCode> {
     if let Some(key) = tripped {
-        eprintln!(
+        crate::output::note!(
             "curator: circuit breaker {key:?} is tripped -- injecting no memory for this step"
         );
     }
     for warning in &outcome.warnings {
-        eprintln!("curator: warning: {warning}");
+        crate::output::note!("curator: warning: {warning}");
     }
     if ctx.json {
         output::print_json(&QueryJson {
@@ -116,7 +118,7 @@ fn print(
         }
         // stdout is exactly what the planner gets; the ids `show`/`history` take go to stderr.
         for o in &outcome.observations {
-            eprintln!(
+            crate::output::note!(
                 "curator: injected {}  {}/{}  trust {}",
                 o.id,
                 o.tier,
@@ -127,9 +129,11 @@ fn print(
         if let (Some(RunStep { run_id, step }), None) = (&opts.run, tripped) {
             if outcome.observations.is_empty() {
                 // The session drops the step's entry: no earlier attempt is blamed for it.
-                eprintln!("curator: nothing injected into run {run_id}, step index {step}");
+                crate::output::note!(
+                    "curator: nothing injected into run {run_id}, step index {step}"
+                );
             } else {
-                eprintln!(
+                crate::output::note!(
                     "curator: recorded for run {run_id}, step index {step}; `curator curate` reads it"
                 );
             }

@@ -51,7 +51,7 @@ pub(crate) fn run(ctx: &Context, args: &ReviewArgs) -> Result<ExitCode> {
             };
             let listing = review::pending(store, &filter)?;
             if !listing.problems.is_empty() {
-                eprintln!(
+                crate::output::note!(
                     "warning: {} queued file(s) cannot be read: {}",
                     listing.problems.len(),
                     listing.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("; ")
@@ -69,7 +69,7 @@ pub(crate) fn run(ctx: &Context, args: &ReviewArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             if listing.observations.is_empty() {
-                eprintln!("curator: nothing waits for review");
+                crate::output::note!("curator: nothing waits for review");
             }
             let mut text = String::new();
             for (o, e) in listing.observations.iter().zip(evidence) {
@@ -104,9 +104,10 @@ pub(crate) fn run(ctx: &Context, args: &ReviewArgs) -> Result<ExitCode> {
                     "{} {already}{what} {}/{}\n",
                     outcome.id, outcome.tier, outcome.scope
                 ))?;
-                eprintln!(
+                crate::output::note!(
                     "curator: journaled as run {}; `curator undo {}` reverts it",
-                    outcome.run_id, outcome.run_id
+                    outcome.run_id,
+                    outcome.run_id
                 );
             }
         }

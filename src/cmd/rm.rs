@@ -35,7 +35,9 @@ pub(crate) fn run(ctx: &Context, args: &RmArgs) -> Result<ExitCode> {
         }))?;
     } else {
         output::print_text(&format!("deleted {id} ({}/{})\n", stored.tier, stored.scope))?;
-        eprintln!("curator: journaled as run {run_id}; `curator undo {run_id}` restores it");
+        crate::output::note!(
+            "curator: journaled as run {run_id}; `curator undo {run_id}` restores it"
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -64,7 +66,7 @@ fn already_deleted(
         }))
     } else {
         let by = run.map_or(String::new(), |r| format!(" by run {r}"));
-        eprintln!("curator: {id} was already deleted{by}; nothing changed");
+        crate::output::note!("curator: {id} was already deleted{by}; nothing changed");
         Ok(())
     };
     Some(printed.map(|()| ExitCode::SUCCESS))

@@ -100,7 +100,7 @@ fn state(ctx: &Context, args: &ServeArgs) -> Result<(AppState, Option<QueryListe
         StoreChoice::Files => match QueryListener::start(&root, Arc::clone(&store)) {
             Ok(listener) => listener,
             Err(e) => {
-                eprintln!(
+                crate::output::note!(
                     "warning: cannot listen on {} ({e}); fresh `curator query` processes will \
                      answer by themselves",
                     socket_path(&root).display()
@@ -125,12 +125,15 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
         let addr = server.local_addr()?;
         // Before the lines that say the server is up, so a SIGTERM right after them is handled.
         let stop = shutdown_signal();
-        eprintln!("curator serve: http://{addr}/ ({store}); Ctrl-C stops");
+        crate::output::note!("curator serve: http://{addr}/ ({store}); Ctrl-C stops");
         match &listener {
             Some(l) => {
-                eprintln!("curator serve: answering `curator query` on {}", l.path().display())
+                crate::output::note!(
+                    "curator serve: answering `curator query` on {}",
+                    l.path().display()
+                )
             }
-            None if ctx.store == StoreChoice::Files => eprintln!(
+            None if ctx.store == StoreChoice::Files => crate::output::note!(
                 "curator serve: another server answers `curator query` for this root (or its \
                  socket path is too long)"
             ),
@@ -141,7 +144,7 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
     // Dropping the runtime waits for blocking store work still running, so no write is cut.
     drop(runtime);
     drop(listener);
-    eprintln!("curator serve: stopped");
+    crate::output::note!("curator serve: stopped");
     Ok(ExitCode::SUCCESS)
 }
 

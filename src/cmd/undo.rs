@@ -15,9 +15,10 @@ pub(crate) fn run(ctx: &Context, args: &UndoArgs) -> Result<ExitCode> {
         output::print_json(&report)?;
     } else if report.already_applied {
         // A retried undo (the first one's answer was lost): what it asked for stands.
-        eprintln!(
+        crate::output::note!(
             "curator: run {} was already undone by {}; nothing changed",
-            report.run_id, report.undo_run_id
+            report.run_id,
+            report.undo_run_id
         );
     } else {
         let mut text = format!(
