@@ -571,3 +571,14 @@ fn eval_warns_about_a_relevant_id_no_observation_has() {
     assert!(stderr.contains("line 1: relevant id obs_typo"), "{stderr}");
     assert!(!stderr.contains(ID_A), "a known id is not named: {stderr}");
 }
+
+/// A file where `.curator/` should be (a stray file, a bad checkout) keeps the index from being
+/// written, as a read-only root does: the step is answered from the files in RAM, not refused
+/// (audit 8). `lint` reports the file.
+#[test]
+fn a_file_in_place_of_the_state_folder_still_answers_the_step() {
+    let dir = seeded("query-state-file");
+    dir.write(".curator", "junk");
+    let out = dir.curator(&["query", "--product", "acme", "--test", TEST, "login button"]).stdout();
+    assert!(out.contains("Login button stays disabled"), "{out}");
+}

@@ -86,9 +86,12 @@ impl IndexError {
     }
 }
 
-/// An I/O error kind that says a folder cannot be written, not that its files are gone.
+/// An I/O error kind that says a folder cannot be written, not that its files are gone: no
+/// permission, a read-only file system, or a file where `.curator/` should be (a stray file,
+/// a bad checkout; `lint` reports it).
 pub(crate) fn unwritable(kind: std::io::ErrorKind) -> bool {
-    matches!(kind, std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem)
+    use std::io::ErrorKind::{NotADirectory, PermissionDenied, ReadOnlyFilesystem};
+    matches!(kind, PermissionDenied | ReadOnlyFilesystem | NotADirectory)
 }
 
 impl From<TantivyError> for IndexError {
