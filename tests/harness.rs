@@ -290,6 +290,30 @@ fn trace_says_where_an_entry_went() {
     );
 }
 
+/// Without $HOME (env -i, a systemd unit) an agent's entry and issue are still written: they
+/// never touch identity files. A command that reads them says what is missing.
+#[test]
+fn append_and_issue_need_no_home() {
+    let dir = Dir::new("harness-no-home");
+    let bare = |args: &[&str]| {
+        let mut cmd = dir.curator(&["harness"]);
+        cmd.cmd
+            .env_remove("CURATOR_IDENTITY")
+            .env_remove("HOME")
+            .arg("--state-dir")
+            .arg(state(&dir));
+        cmd.cmd.args(args);
+        cmd
+    };
+    bare(&["append", "--role", "worker", "the seed must run first"]).stdout();
+    let issue = ["issue", "--title", "t", "--severity", "nit", "--found-during", "F-1"];
+    bare(&issue).stdout();
+    assert!(read(&dir, "memory/raw.md").contains("the seed must run first"));
+    assert!(read(&dir, "pending-issues.jsonl").contains(r#""title":"t""#));
+    let (_, err) = bare(&["context", "--role", "worker"]).expect_code(1);
+    assert!(err.contains("no $HOME"), "{err}");
+}
+
 #[test]
 fn identity_defaults_to_home_dot_curator() {
     let dir = Dir::new("harness-home");

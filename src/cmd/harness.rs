@@ -168,11 +168,17 @@ fn open(args: &HarnessArgs, ctx: &Context) -> Result<Harness> {
         options.judge = Some(Box::new(judge));
         options.judge_max = c.llm_max;
     }
-    Ok(Harness::open(
-        &args.state_dir,
-        crate::context::identity_dir(args.identity.as_deref())?,
-        options,
-    ))
+    let identity = match crate::context::identity_dir(args.identity.as_deref()) {
+        Ok(dir) => dir,
+        // An agent's entry or issue touches raw.md or the pending queue only: a CI runner
+        // without $HOME (env -i, a systemd unit) must not lose it for want of an identity
+        // folder it never reads. Every other command needs one.
+        Err(_) if matches!(args.command, HarnessCommand::Append(_) | HarnessCommand::Issue(_)) => {
+            PathBuf::new()
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(Harness::open(&args.state_dir, identity, options))
 }
 
 /// The config's `curator.llm` block, as `curator curate --llm` reads it.
