@@ -269,7 +269,7 @@ impl Journal {
             line: 0,
             reason: format!("cannot encode entry for {}: {e}", entry.id),
         })?;
-        self.append_line(line)
+        self.append_line(line, &mut || Ok(()))
     }
 
     /// Appends an end marker and fsyncs it. Call only while holding the writer lock.
@@ -279,10 +279,25 @@ impl Journal {
             line: 0,
             reason: format!("cannot encode the end of transaction {}: {e}", marker.txn),
         })?;
-        self.append_line(line)
+        // Fault points for the commit marker's own I/O errors (the crash tests stop writes by
+        // panicking at `wal::*`): before the write, and after it but before its fsync.
+        crate::fault_point!("journal::end-write", |_| Err(self.injected("write")));
+        self.append_line(line, &mut || {
+            crate::fault_point!("journal::end-sync", |_| Err(self.injected("fsync")));
+            Ok(())
+        })
     }
 
-    fn append_line(&self, mut line: Vec<u8>) -> Result<()> {
+    #[cfg(feature = "failpoints")]
+    fn injected(&self, call: &str) -> Error {
+        Error::io(&self.path, std::io::Error::other(format!("injected {call} failure")))
+    }
+
+    fn append_line(
+        &self,
+        mut line: Vec<u8>,
+        before_sync: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
         line.push(b'\n');
         let dir = crate::atomic::parent_dir(&self.path);
         let io = |e| Error::io(&self.path, e);
@@ -295,6 +310,7 @@ impl Journal {
         self.cut_torn_tail(&mut file)?;
         // One write call: O_APPEND makes it land whole at the end.
         file.write_all(&line).map_err(io)?;
+        before_sync()?;
         file.sync_data().map_err(io)?;
         if created {
             // The new file's name must survive a power loss as surely as its first line.

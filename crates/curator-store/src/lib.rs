@@ -13,10 +13,14 @@ macro_rules! fault_point {
     ($name:literal) => {
         fail::fail_point!($name)
     };
+    ($name:literal, $on_return:expr) => {
+        fail::fail_point!($name, $on_return)
+    };
 }
 #[cfg(not(feature = "failpoints"))]
 macro_rules! fault_point {
     ($name:literal) => {};
+    ($name:literal, $on_return:expr) => {};
 }
 pub(crate) use fault_point;
 

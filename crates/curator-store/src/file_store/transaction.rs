@@ -81,12 +81,11 @@ impl<'a> FileTransaction<'a> {
                 }
                 crate::fault_point!("wal::before-commit");
                 let marker = self.marker(End::Commit, None);
-                // A commit that fails leaves the transaction open: whether its marker reached
-                // the file is not known here, and the next writer decides by looking (a marker
-                // in the file commits it, none rolls it back).
-                self.store.journal.append_end(&marker)?;
-                crate::fault_point!("wal::after-commit");
-                return Ok(());
+                let Err(failed) = self.store.journal.append_end(&marker) else {
+                    crate::fault_point!("wal::after-commit");
+                    return Ok(());
+                };
+                return self.decide_commit(failed);
             }
             (Err(e), _) => e,
             (Ok(()), Some(reason)) => Error::Aborted { reason },
@@ -103,6 +102,37 @@ impl<'a> FileTransaction<'a> {
             }
         }
         Err(failure)
+    }
+
+    /// The commit marker's append failed, so whether it reached the file is not known from
+    /// the error. Decided now, by looking, as the next writer would decide it (a marker in the
+    /// file commits the transaction, none rolls it back) but while this writer still holds the
+    /// lock: a change whose commit failed is never served in between, and a change that stands
+    /// is not reported as failed (a caller would retry it into being applied twice). If the
+    /// journal cannot even be read, the next writer decides.
+    fn decide_commit(self, failed: Error) -> Result<()> {
+        let open = match self.store.journal.open_transactions() {
+            Ok(open) => open.iter().any(|o| o.txn == self.txn),
+            Err(e) => {
+                tracing::error!(txn = %self.txn, "cannot read the journal after a failed commit ({e}); the next writer decides");
+                return Err(failed);
+            }
+        };
+        if !open {
+            tracing::warn!(
+                txn = %self.txn,
+                "the commit marker is in the journal although its write reported: {failed}; \
+                 the change stands, but may not survive a power loss"
+            );
+            return Ok(());
+        }
+        let reason = format!("its commit marker could not be written: {failed}");
+        if let Err(e) =
+            recovery::roll_back(self.store, &self.txn, &self.written, &reason, &mut Vec::new())
+        {
+            tracing::error!(txn = %self.txn, "rolling back after a failed commit failed ({e}); the next writer will");
+        }
+        Err(failed)
     }
 
     fn marker(&self, end: End, reason: Option<String>) -> EndMarker {

@@ -275,9 +275,12 @@ fn temps_of_a_crashed_write_are_reported_then_removed_by_the_next_writer() {
     let left = temps(s.dir.path());
     assert_eq!(left.len(), 1, "{left:?}");
     // This process wrote it and is alive: not a dead writer's yet, so a listing does not
-    // report it; a temp named after a dead pid is.
+    // report it; a temp named after a dead pid is, once older than a write takes (a young one
+    // may be a live writer's in another pid namespace).
     let dead = left[0].with_file_name(format!(".{}.md.tmp-4000000000-00112233aabbccdd", s.a.id));
     fs::rename(&left[0], &dead).unwrap();
+    let killed_at = std::time::SystemTime::now() - Duration::from_secs(60);
+    fs::File::options().write(true).open(&dead).unwrap().set_modified(killed_at).unwrap();
     let listing = store.list(&curator_store::ListFilter::default()).unwrap();
     let reported: Vec<_> = listing.problems.iter().map(|p| p.path.clone()).collect();
     assert_eq!(reported, std::slice::from_ref(&dead), "{:?}", listing.problems);
@@ -309,5 +312,44 @@ fn a_failed_body_rolls_back_every_change_it_made() {
     assert_consistent(&store);
     let raw = fs::read_to_string(store.journal_path()).unwrap();
     assert!(raw.lines().last().unwrap().contains(r#""end":"rollback""#), "{raw}");
+    scenario.teardown();
+}
+
+/// The commit marker cannot be written (a full disk): the writer rolls its transaction back at
+/// once, under its lock, so no reader ever sees the uncommitted change, and the retry applies
+/// it once (audit 8: the change was served until an unrelated writer recovered it).
+#[test]
+fn a_commit_marker_that_cannot_be_written_is_rolled_back_by_its_own_writer() {
+    let scenario = FailScenario::setup();
+    let s = setup();
+    let (before, after) = expected(&s);
+    let store = open(s.dir.path());
+    fail::cfg("journal::end-write", "1*return").unwrap();
+    let err = the_write(&store, &s).unwrap_err();
+    fail::remove("journal::end-write");
+    assert!(err.to_string().contains("injected write failure"), "{err}");
+    assert_eq!(files(s.dir.path()), before, "nothing of the transaction is served");
+    assert_consistent(&store);
+    the_write(&store, &s).unwrap();
+    assert_eq!(files(s.dir.path()), after);
+    assert_consistent(&store);
+    scenario.teardown();
+}
+
+/// The marker reached the file but its fsync failed: the transaction is committed (a marker in
+/// the file commits it, whoever looks), so the writer reports success rather than a failure
+/// its caller would retry into a second application.
+#[test]
+fn a_commit_marker_written_whose_fsync_failed_stands() {
+    let scenario = FailScenario::setup();
+    let s = setup();
+    let (_, after) = expected(&s);
+    let store = open(s.dir.path());
+    fail::cfg("journal::end-sync", "return").unwrap();
+    let outcome = the_write(&store, &s);
+    fail::remove("journal::end-sync");
+    outcome.unwrap();
+    assert_eq!(files(s.dir.path()), after);
+    assert_consistent(&store);
     scenario.teardown();
 }
