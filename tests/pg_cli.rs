@@ -566,6 +566,24 @@ fn a_nul_character_is_shown_in_a_report_and_refused_in_an_observation() {
     assert!(log["errors"].to_string().contains("NUL"), "{log}");
 }
 
+/// A queued proposal import cannot read is named and makes the import exit 3, as an
+/// observation that cannot be read does (audit 8: it was skipped with exit 0, "0 proposals").
+#[test]
+fn a_queued_proposal_that_cannot_be_read_is_named_by_import() {
+    let db = db();
+    let (_tmp, root) = imported_example(&db);
+    let queued = root.join(".curator/pending/products/acme-shop");
+    std::fs::create_dir_all(&queued).unwrap();
+    let bad = "obs_aa-bb-cc-dd-ee-ff-gg-hh-ii-kk";
+    let mut bytes = observation_file(bad, "Queued", "0.5", "A body.").into_bytes();
+    bytes.extend_from_slice(b"\xff\xfe not UTF-8\n");
+    std::fs::write(queued.join(format!("{bad}.md")), bytes).unwrap();
+    let out = curator(&root, db.url(), &["import"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(bad) && stdout.contains("UTF-8"), "{stdout}");
+}
+
 /// `psql URL -tAc SQL`: one answer of the test database, as another session sees it.
 fn psql(url: &str, sql: &str) -> String {
     let out = Command::new("psql").arg(url).args(["-tAc", sql]).output().expect("psql");

@@ -163,6 +163,13 @@ fn import_pending(
     report: &mut TransferReport,
 ) -> Result<()> {
     let listing = files.list_pending(&ListFilter::default())?;
+    // A queued proposal that cannot be read is not transferred, and says so (exit 3), as an
+    // observation that cannot be read does: a user who trusts a clean import and retires the
+    // folder would lose it.
+    for problem in listing.problems {
+        let path = relative(files.root(), &problem.path);
+        report.problems.push(Problem { path, kind: problem.kind });
+    }
     for stored in listing.observations {
         let (tier, scope, id) = (stored.tier, stored.scope, stored.observation.id);
         let path = files.pending_root().join(file_path(tier, &scope, &id));
