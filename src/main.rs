@@ -31,7 +31,7 @@ fn main() -> ExitCode {
                 let message = err.render().to_string();
                 let message = message.trim().trim_start_matches("error: ");
                 let _ = output::print_json(&serde_json::json!({
-                    "error": { "message": message, "kind": "usage" }
+                    "error": { "message": message, "code": "usage", "kind": "usage" }
                 }));
             }
             return ExitCode::from(code);
@@ -48,8 +48,13 @@ fn main() -> ExitCode {
             crate::output::note!("error: {message}");
             if json {
                 // `--json` promises one JSON document on stdout: a script parsing it gets the
-                // error too, instead of a decode error on empty output.
-                let _ = output::print_json(&serde_json::json!({ "error": { "message": message } }));
+                // error too, instead of a decode error on empty output, with the code the HTTP
+                // API gives the same error (`not_found`, `invalid_id`, `lock_timeout`…).
+                let mut error = serde_json::json!({ "message": message });
+                if let Some(code) = curator_server::code_of(err.chain()) {
+                    error["code"] = code.into();
+                }
+                let _ = output::print_json(&serde_json::json!({ "error": error }));
             }
             ExitCode::from(if is_lock_timeout(&err) { cmd::curate::UNAPPLIED_EXIT } else { 1 })
         }

@@ -161,3 +161,22 @@ fn a_stderr_that_cannot_be_written_does_not_change_the_exit_code() {
     assert_eq!(run(&["lint"]), Some(0));
     assert_eq!(run(&["history", "obs_not-a-valid-id"]), Some(1), "the error, not a panic");
 }
+
+/// `--json` errors carry the HTTP API's code for the same error, so a script tells "not found"
+/// from "invalid id" from a usage error without matching English text (audit 8).
+#[test]
+fn json_errors_carry_the_apis_code() {
+    let dir = seeded("strict-json-codes");
+    let code = |args: &[&str]| {
+        let (stdout, _) = dir.curator(&[&["--json"][..], args].concat()).expect_code(1);
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        v["error"]["code"].as_str().map(str::to_owned)
+    };
+    assert_eq!(code(&["show", "obs_nope"]).as_deref(), Some("invalid_id"));
+    let unknown = "obs_lake-lake-lake-lake-lake-lake-lake-lake-lake-lake";
+    assert_eq!(code(&["show", unknown]).as_deref(), Some("not_found"));
+    assert_eq!(code(&["undo", "r_never-ran"]).as_deref(), Some("unknown_run"));
+    let (stdout, _) = dir.curator(&["--json", "list", "--tier", "nope"]).expect_code(2);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["error"]["code"], "usage", "{v}");
+}

@@ -101,10 +101,26 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
+/// Where an error belongs in the vocabulary every surface shares: its HTTP status and its
+/// stable code. Read by reference, so the CLI names an error it only holds in a chain
+/// ([`code_of`]) with the code the API would answer.
+trait Classify {
+    fn classify(&self) -> (StatusCode, &'static str);
+}
+
+impl<E: Classify + std::fmt::Display> From<E> for ApiError {
+    fn from(e: E) -> Self {
+        let (status, code) = e.classify();
+        ApiError::new(status, code, e.to_string())
+    }
+}
+
+const INTERNAL: (StatusCode, &str) = (StatusCode::INTERNAL_SERVER_ERROR, "internal");
+
+impl Classify for StoreError {
+    fn classify(&self) -> (StatusCode, &'static str) {
         use StatusCode as S;
-        let (status, code) = match &e {
+        match self {
             StoreError::NotFound { .. } => (S::NOT_FOUND, "not_found"),
             StoreError::DuplicateId { .. } => (S::CONFLICT, "duplicate_id"),
             StoreError::Unsafe { .. } => (S::UNPROCESSABLE_ENTITY, "unsafe_text"),
@@ -114,116 +130,108 @@ impl From<StoreError> for ApiError {
             StoreError::LockTimeout { .. } => (S::SERVICE_UNAVAILABLE, "lock_timeout"),
             StoreError::Lock { .. } => (S::SERVICE_UNAVAILABLE, "lock_unavailable"),
             StoreError::Database { .. } => (S::SERVICE_UNAVAILABLE, "database_error"),
-            _ => (S::INTERNAL_SERVER_ERROR, "internal"),
-        };
-        ApiError::new(status, code, e.to_string())
-    }
-}
-
-impl From<curator_core::ScopeError> for ApiError {
-    fn from(e: curator_core::ScopeError) -> Self {
-        ApiError::invalid_scope(e.to_string())
-    }
-}
-
-impl From<curator_core::IdError> for ApiError {
-    fn from(e: curator_core::IdError) -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_id", e.to_string())
-    }
-}
-
-impl From<QueryError> for ApiError {
-    fn from(e: QueryError) -> Self {
-        match e {
-            QueryError::Scope(..) => ApiError::invalid_scope(e.to_string()),
-            QueryError::MinTrust(_) => ApiError::bad_request(e.to_string()),
-            QueryError::Session(s) => s.into(),
-            QueryError::Store(s) => s.into(),
-            other => ApiError::internal(other.to_string()),
+            _ => INTERNAL,
         }
     }
 }
 
-impl From<SessionError> for ApiError {
-    fn from(e: SessionError) -> Self {
-        match e {
+impl Classify for curator_core::ScopeError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        (StatusCode::BAD_REQUEST, "invalid_scope")
+    }
+}
+
+impl Classify for curator_core::IdError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        (StatusCode::BAD_REQUEST, "invalid_id")
+    }
+}
+
+impl Classify for QueryError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        match self {
+            QueryError::Scope(..) => (StatusCode::BAD_REQUEST, "invalid_scope"),
+            QueryError::MinTrust(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            QueryError::Session(s) => s.classify(),
+            QueryError::Store(s) => s.classify(),
+            _ => INTERNAL,
+        }
+    }
+}
+
+impl Classify for SessionError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        match self {
             SessionError::InvalidRunId(_) | SessionError::ReservedRunId { .. } => {
-                ApiError::new(StatusCode::BAD_REQUEST, "invalid_run_id", e.to_string())
+                (StatusCode::BAD_REQUEST, "invalid_run_id")
             }
-            SessionError::InvalidStep(_) => {
-                ApiError::new(StatusCode::BAD_REQUEST, "invalid_step_index", e.to_string())
-            }
-            SessionError::Store(s) => s.into(),
-            other => ApiError::internal(other.to_string()),
+            SessionError::InvalidStep(_) => (StatusCode::BAD_REQUEST, "invalid_step_index"),
+            SessionError::Store(s) => s.classify(),
+            _ => INTERNAL,
         }
     }
 }
 
-impl From<RunRecordError> for ApiError {
-    fn from(e: RunRecordError) -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_run_record", e.to_string())
+impl Classify for RunRecordError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        (StatusCode::BAD_REQUEST, "invalid_run_record")
     }
 }
 
-impl From<DecisionsError> for ApiError {
-    fn from(e: DecisionsError) -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_decisions", e.to_string())
+impl Classify for DecisionsError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        (StatusCode::BAD_REQUEST, "invalid_decisions")
     }
 }
 
-impl From<CurateError> for ApiError {
-    fn from(e: CurateError) -> Self {
-        match e {
-            CurateError::Store(s) => s.into(),
-            CurateError::AfterAnswer { source, .. } => (*source).into(),
-            CurateError::Provider(p) => p.into(),
-            other => ApiError::internal(other.to_string()),
+impl Classify for CurateError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        match self {
+            CurateError::Store(s) => s.classify(),
+            CurateError::AfterAnswer { source, .. } => source.classify(),
+            CurateError::Provider(p) => p.classify(),
+            _ => INTERNAL,
         }
     }
 }
 
-impl From<ProviderError> for ApiError {
-    fn from(e: ProviderError) -> Self {
-        ApiError::new(StatusCode::BAD_GATEWAY, "provider_failed", e.to_string())
+impl Classify for ProviderError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        (StatusCode::BAD_GATEWAY, "provider_failed")
     }
 }
 
-impl From<UndoError> for ApiError {
-    fn from(e: UndoError) -> Self {
-        let (status, code) = match e {
-            UndoError::Store(store) => return store.into(),
+impl Classify for UndoError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        match self {
+            UndoError::Store(store) => store.classify(),
             UndoError::InvalidRunId { .. } => (StatusCode::BAD_REQUEST, "invalid_run_id"),
             UndoError::UnknownRun { .. } => (StatusCode::NOT_FOUND, "unknown_run"),
             UndoError::NothingToUndo { .. } => (StatusCode::NOT_FOUND, "nothing_to_undo"),
             UndoError::Import => (StatusCode::CONFLICT, "import_not_undoable"),
             UndoError::Conflict { .. } => (StatusCode::CONFLICT, "undo_conflict"),
             UndoError::BadEntry { .. } => (StatusCode::CONFLICT, "bad_journal_entry"),
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-        };
-        ApiError::new(status, code, e.to_string())
-    }
-}
-
-impl From<BreakerError> for ApiError {
-    fn from(e: BreakerError) -> Self {
-        match e {
-            BreakerError::BadKey { .. } => {
-                ApiError::new(StatusCode::BAD_REQUEST, "invalid_breaker_key", e.to_string())
-            }
-            BreakerError::BadRunId(_) => {
-                ApiError::new(StatusCode::BAD_REQUEST, "invalid_run_id", e.to_string())
-            }
-            BreakerError::Store(s) => s.into(),
-            other => ApiError::internal(other.to_string()),
+            _ => INTERNAL,
         }
     }
 }
 
-impl From<curator_harness::Error> for ApiError {
-    fn from(e: curator_harness::Error) -> Self {
+impl Classify for BreakerError {
+    fn classify(&self) -> (StatusCode, &'static str) {
+        match self {
+            BreakerError::BadKey { .. } => (StatusCode::BAD_REQUEST, "invalid_breaker_key"),
+            BreakerError::BadRunId(_) => (StatusCode::BAD_REQUEST, "invalid_run_id"),
+            BreakerError::Store(s) => s.classify(),
+            _ => INTERNAL,
+        }
+    }
+}
+
+impl Classify for curator_harness::Error {
+    fn classify(&self) -> (StatusCode, &'static str) {
         use curator_harness::Error as H;
-        let (status, code) = match e {
-            H::Store(store) => return store.into(),
+        match self {
+            H::Store(store) => store.classify(),
             H::Invalid { .. } => (StatusCode::BAD_REQUEST, "bad_request"),
             H::Unsafe { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "unsafe_text"),
             H::Bound { .. } => (StatusCode::CONFLICT, "harness_bound"),
@@ -233,10 +241,41 @@ impl From<curator_harness::Error> for ApiError {
             H::Changed { .. } => (StatusCode::CONFLICT, "changed_under_pass"),
             H::NoState { .. } => (StatusCode::NOT_FOUND, "harness_state_missing"),
             H::UnknownIssue { .. } => (StatusCode::NOT_FOUND, "not_found"),
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-        };
-        ApiError::new(status, code, e.to_string())
+            _ => INTERNAL,
+        }
     }
+}
+
+/// The API's code for the first error of `chain` the vocabulary knows (the CLI's `--json`
+/// error object carries it beside the message); `None` when none is known.
+pub fn code_of<'a>(
+    chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> Option<&'static str> {
+    fn known(e: &(dyn std::error::Error + 'static)) -> Option<(StatusCode, &'static str)> {
+        macro_rules! try_as {
+            ($($t:ty),*) => {$(
+                if let Some(e) = e.downcast_ref::<$t>() {
+                    return Some(e.classify());
+                }
+            )*};
+        }
+        try_as!(
+            StoreError,
+            curator_core::ScopeError,
+            curator_core::IdError,
+            QueryError,
+            SessionError,
+            RunRecordError,
+            DecisionsError,
+            CurateError,
+            ProviderError,
+            UndoError,
+            BreakerError,
+            curator_harness::Error
+        );
+        None
+    }
+    chain.into_iter().find_map(known).map(|(_, code)| code)
 }
 
 #[cfg(test)]

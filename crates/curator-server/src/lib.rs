@@ -37,7 +37,7 @@ use axum::response::{IntoResponse, Response};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::TraceLayer;
 
-pub use error::ApiError;
+pub use error::{ApiError, code_of};
 pub use server::{ServeError, Server, check_listen, serve, shutdown_signal};
 pub use state::{AppState, DEFAULT_BODY_LIMIT, EngineSettings, ServerOptions};
 
