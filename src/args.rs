@@ -114,7 +114,8 @@ pub(crate) struct GlobalArgs {
     /// the config, else the memory root].
     #[arg(long, global = true, env = "CURATOR_STORE", value_name = "URL", hide_env_values = true)]
     pub(crate) store: Option<String>,
-    /// Print one JSON document on stdout instead of text (on an error: {"error": {"message"}})
+    /// Print one JSON document on stdout instead of text (on an error: {"error": {"message",
+    /// "code"}}, the code as the HTTP API names the error)
     #[arg(long, global = true)]
     pub(crate) json: bool,
     /// More diagnostics on stderr (-v info, -vv debug).
@@ -126,30 +127,61 @@ pub(crate) struct GlobalArgs {
 pub(crate) enum Command {
     /// Create the memory root with its products/, suites/ and tests/ folders; with --example DIR,
     /// write the example workspace instead.
+    #[command(after_help = "Example:\n  $ curator init --example ws\n  $ cd ws && curator lint\n")]
     Init(InitArgs),
     /// Write a new observation (scanned and validated); prints its id.
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator add --tier product --scope acme-shop --source-test t_orders \\\n      --title \"Orders: export is a CSV\" \"The Export button downloads orders.csv.\"\n"
+    )]
     Add(AddArgs),
     /// Show one observation.
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator show obs_plum-iris-marsh-maple-ruby-planet-violet-atlas-pine-mesa\n"
+    )]
     Show(IdArg),
     /// List observations, optionally by tier and scope.
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator list --tier product --scope acme-shop\n  $ curator --json list --tier test\n"
+    )]
     List(ListArgs),
     /// Delete one observation (journaled).
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator rm obs_plum-iris-marsh-maple-ruby-planet-violet-atlas-pine-mesa\n"
+    )]
     Rm(RmArgs),
     /// Check every file under the root; print each problem; exit 3 when there is any.
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator lint\n"
+    )]
     Lint,
     /// Print the <memory-context> block one agent step would get (nothing if no memory matches).
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ T=t_lake-mint-harbor-kelp-river-moss-glade-cedar-iris-camel\n  $ curator query --product acme-shop --test $T \"Open the order history\"\n  $ curator query --product acme-shop --test $T --run-id r2 --step-index 0 \"Order history\"\n"
+    )]
     Query(QueryArgs),
     /// Measure retrieval quality on a labelled query set: recall@k, MRR, nDCG@10, irrelevant injections.
     Eval(EvalArgs),
     /// Apply the curator to a finished run: A.U.D.N. decisions, failed-run and ablation rules.
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator curate runs/failed.json\n  $ curator --json curate runs/passed.json\n"
+    )]
     Curate(CurateArgs),
     /// Show the journal of one observation (every change, oldest first).
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator curate runs/failed.json\n  $ curator history obs_plum-iris-marsh-maple-ruby-planet-violet-atlas-pine-mesa\n"
+    )]
     History(IdArg),
     /// Revert every change one curator run made, if the files are still as it left them.
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator curate runs/failed.json\n  $ curator undo r2\n"
+    )]
     Undo(UndoArgs),
     /// The circuit breaker of a run session or suite: status, record an outcome, reset.
     Breaker(BreakerArgs),
     /// The review queue: new memory an agent or a model proposed waits here until approved.
+    #[command(
+        after_help = "Examples, in the workspace `curator init --example ws` writes (cd ws first):\n  $ curator curate runs/passed.json\n  $ curator review list\n"
+    )]
     Review(ReviewArgs),
     /// Harness memory: raw.md, MEMORY.md, summary.md, identity files and issue triage.
     Harness(crate::cmd::harness::HarnessArgs),

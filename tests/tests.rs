@@ -46,6 +46,7 @@ mod query_server;
 // README.md's walkthrough run verbatim on a scratch copy, and its MCP snippets; the example
 // workspace `init --example` writes (issue 15).
 mod docs_citations;
+mod help_examples;
 mod init_example;
 mod readme_walkthrough;
 // review / show evidence / query probation / parity config / kill: trust earned (issue 18).
