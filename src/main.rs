@@ -77,9 +77,20 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// harness triage refused because a pass holds the pass lock, and any command whose PostgreSQL
 /// server could not be reached.
 fn is_lock_timeout(err: &anyhow::Error) -> bool {
+    use curator_engine::QueryError;
+    use curator_engine::breaker::BreakerError;
     use curator_engine::review::ReviewError;
+    use curator_engine::session::SessionError;
     use curator_engine::undo::UndoError;
     use curator_store::Error;
+    // The library errors that wrap a store error transparently: the store error is no link of
+    // the chain of its own, so each wrapper is asked for it.
+    fn session(e: &SessionError) -> Option<&Error> {
+        match e {
+            SessionError::Store(e) => Some(e),
+            _ => None,
+        }
+    }
     err.chain().any(|cause| {
         let store = cause
             .downcast_ref::<Error>()
@@ -90,10 +101,20 @@ fn is_lock_timeout(err: &anyhow::Error) -> bool {
             .or_else(|| match cause.downcast_ref::<UndoError>() {
                 Some(UndoError::Store(e)) => Some(e),
                 _ => None,
+            })
+            .or_else(|| match cause.downcast_ref::<QueryError>() {
+                Some(QueryError::Store(e)) => Some(e),
+                Some(QueryError::Session(e)) => session(e),
+                _ => None,
+            })
+            .or_else(|| cause.downcast_ref::<SessionError>().and_then(session))
+            .or_else(|| match cause.downcast_ref::<BreakerError>() {
+                Some(BreakerError::Store(e)) => Some(e),
+                _ => None,
             });
         matches!(store, Some(Error::LockTimeout { .. }))
             || store.is_some_and(curator_pg::is_unavailable)
-            || cause.downcast_ref::<curator_pg::PgError>().is_some_and(|e| e.is_unavailable())
+            || cause.downcast_ref::<curator_pg::PgError>().is_some_and(|e| e.is_retryable())
             || matches!(
                 cause.downcast_ref::<curator_harness::Error>(),
                 Some(curator_harness::Error::Busy { .. })

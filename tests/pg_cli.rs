@@ -609,6 +609,54 @@ fn hold_row(url: &str, secs: u32) -> Child {
     holder
 }
 
+/// Every lock wait is bounded by curatorLockTimeout, not only curate's: an import behind a row
+/// another session holds (a client gone mid-transaction) exits 75 after it, and the retry
+/// imports the change (audit 8: it waited for as long as the holder held, 9 minutes there).
+#[test]
+fn an_import_behind_a_held_row_gives_up_after_the_lock_timeout() {
+    let db = db();
+    let dir = seeded("pg-import-lock", &db);
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, "services:\n  memory:\n    curatorLockTimeout: 1000\n").unwrap();
+    let config = config.display().to_string();
+    let file = dir.root().join(format!("products/acme/{ID_A}.md"));
+    let edited = std::fs::read_to_string(&file).unwrap().replace("trust: 0.5", "trust: 0.6");
+    std::fs::write(&file, edited).unwrap();
+    let args = ["--config", config.as_str(), "import"];
+    let mut holder = hold_row(db.url(), 8);
+    let started = std::time::Instant::now();
+    let out = curator(&dir.root(), db.url(), &args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{stderr}");
+    assert!(started.elapsed().as_secs() < 6, "it gave up before the holder let go");
+    holder.wait().unwrap();
+    ok(curator(&dir.root(), db.url(), &args));
+    assert_eq!(trust_in(&dir.root(), db.url(), ID_A), json!(0.6));
+
+    // A step of a run whose session another session holds locked: the same bound.
+    let sql = "BEGIN; SELECT pg_advisory_xact_lock(hashtext('run-session:r_held')); \
+               SELECT pg_sleep(8); COMMIT;";
+    let mut holder = Command::new("psql")
+        .arg(db.url())
+        .args(["-qc", sql])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' \
+                    AND datname = current_database()";
+    while psql(db.url(), sleeping) != "1" {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let query = ["--config", config.as_str(), "query", "--product", "acme", "--test", "t_login"];
+    let step = ["--run-id", "r_held", "--step-index", "0", "Login modal"];
+    let started = std::time::Instant::now();
+    let out = curator(&dir.root(), db.url(), &[&query[..], &step].concat()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{stderr}");
+    assert!(started.elapsed().as_secs() < 6, "it gave up before the holder let go");
+    holder.wait().unwrap();
+}
+
 /// A failed run whose first failed step was given `ID_A`: curating it contradicts `ID_A`.
 fn failed_run(dir: &Dir, run_id: &str) -> String {
     let run = dir.path().join(format!("{run_id}.json"));

@@ -56,10 +56,11 @@ pub enum PgError {
 }
 
 impl PgError {
-    /// Whether the database could not be reached (refused, gone, timed out, shutting down):
-    /// nothing was done, and the same call may succeed later, as after a lock timeout. A
-    /// refused login or a bad URL is not: retrying it changes nothing.
-    pub fn is_unavailable(&self) -> bool {
+    /// Whether nothing was done for a reason that passes: the database could not be reached
+    /// (refused, gone, timed out, shutting down) or a lock another session held outlasted
+    /// `curatorLockTimeout`. The same call may succeed later. A refused login or a bad URL is
+    /// not: retrying it changes nothing.
+    pub fn is_retryable(&self) -> bool {
         match self {
             PgError::Connect { source, .. } => {
                 if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
@@ -73,7 +74,9 @@ impl PgError {
                     _ => false,
                 }
             }
-            PgError::Store(e) => crate::is_unavailable(e),
+            PgError::Store(e) => {
+                matches!(e, curator_store::Error::LockTimeout { .. }) || crate::is_unavailable(e)
+            }
             _ => false,
         }
     }

@@ -109,6 +109,36 @@ pub fn target_of(url: &str) -> Result<String, PgError> {
     Ok(describe(&config))
 }
 
+/// `config` with every wait bounded that the driver leaves open.
+///
+/// * A database host that vanishes (a partition, a machine that died) sends no reset, and the
+///   kernel retransmits for about 15 minutes while every command waits: TCP keepalives notice
+///   an idle connection's peer is gone, `tcp_user_timeout` a busy one's (TCP only).
+/// * Every lock wait of every statement is bounded by `lock_timeout`, not only those of
+///   [`Store::transact`] (which sets it per transaction): an import, a run session's step or a
+///   breaker behind a row another session holds (a client gone mid-transaction) gives up
+///   after `curatorLockTimeout` as a curate does, instead of waiting for ever.
+///
+/// A server that keeps the connection but never answers (stopped, wedged) is not bounded
+/// here: its kernel still acknowledges every byte.
+fn bounded(mut config: tokio_postgres::Config, options: &PgOptions) -> tokio_postgres::Config {
+    config
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(30))
+        .keepalives_interval(Duration::from_secs(5))
+        .keepalives_retries(3)
+        .tcp_user_timeout(Duration::from_secs(60));
+    if let Some(limit) = options.lock_timeout {
+        let set = format!("-c lock_timeout={}ms", limit.as_millis().max(1));
+        let all = match config.get_options() {
+            Some(given) if !given.trim().is_empty() => format!("{given} {set}"),
+            _ => set,
+        };
+        config.options(all);
+    }
+    config
+}
+
 impl PgStore {
     /// Opens the database at `url` (`postgres://user@host:port/db` or `host=… dbname=…`),
     /// checks that it is reachable, refuses a schema newer than this binary, and applies pending
@@ -125,6 +155,7 @@ impl PgStore {
             ));
         }
         let target = describe(&config);
+        let config = bounded(config, &options);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("curator-pg")
@@ -370,6 +401,9 @@ pub(crate) fn driver_unavailable(e: &tokio_postgres::Error) -> bool {
                     SqlState::CRASH_SHUTDOWN,
                     SqlState::CANNOT_CONNECT_NOW,
                     SqlState::TOO_MANY_CONNECTIONS,
+                    // A lock wait outside `transact` that outlasted the session's lock_timeout
+                    // (see `bounded`): nothing was done, and a retry may get the lock.
+                    SqlState::LOCK_NOT_AVAILABLE,
                 ]
                 .contains(c)
         }
