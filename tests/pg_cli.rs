@@ -657,6 +657,30 @@ fn an_import_behind_a_held_row_gives_up_after_the_lock_timeout() {
     holder.wait().unwrap();
 }
 
+/// A database at this binary's schema is not written to on open: a read-only one (a standby,
+/// `default_transaction_read_only`) serves reads, and a write says why it cannot (audit 8:
+/// every command failed on the migration step's CREATE TABLE).
+#[test]
+fn a_read_only_database_serves_reads() {
+    let db = db();
+    let dir = seeded("pg-read-only", &db);
+    psql(
+        db.url(),
+        &format!("ALTER DATABASE \"{}\" SET default_transaction_read_only = on", db.name()),
+    );
+    let (out, _) = ok(curator(&dir.root(), db.url(), &["list"]));
+    assert!(out.contains(ID_A), "{out}");
+    ok(curator(&dir.root(), db.url(), &["show", ID_A]));
+    let out = curator(&dir.root(), db.url(), &["rm", ID_A]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("read-only"), "{stderr}");
+    let reset = format!(
+        "BEGIN READ WRITE; ALTER DATABASE \"{}\" RESET default_transaction_read_only; COMMIT",
+        db.name()
+    );
+    psql(db.url(), &reset);
+}
+
 /// A failed run whose first failed step was given `ID_A`: curating it contradicts `ID_A`.
 fn failed_run(dir: &Dir, run_id: &str) -> String {
     let run = dir.path().join(format!("{run_id}.json"));

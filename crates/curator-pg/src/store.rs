@@ -175,10 +175,11 @@ impl PgStore {
             .build()
             .map_err(|e| PgError::Config(e.to_string()))?;
         let store = PgStore { pool, runtime: Runtime(Some(runtime)), target, options };
-        if store.options.migrate {
+        // Read first: a database already at this binary's schema is not written to at all, so
+        // a read-only one (a standby, `default_transaction_read_only`) still serves reads.
+        let status = store.migrations_status()?;
+        if store.options.migrate && status.migrations.iter().any(|m| m.applied_at.is_none()) {
             store.migrate()?;
-        } else {
-            store.migrations_status()?;
         }
         Ok(store)
     }
