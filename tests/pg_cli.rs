@@ -670,6 +670,20 @@ fn a_read_only_database_serves_reads() {
     );
     let (out, _) = ok(curator(&dir.root(), db.url(), &["list"]));
     assert!(out.contains(ID_A), "{out}");
+    // Named in pg_stat_activity, so an operator tells curator's sessions apart.
+    let mut serve = curator(&dir.root(), db.url(), &["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let named = "SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = 'curator'";
+    let start = std::time::Instant::now();
+    while psql(db.url(), named) != "t" {
+        assert!(start.elapsed().as_secs() < 30, "no session named curator");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    serve.kill().unwrap();
+    serve.wait().unwrap();
     ok(curator(&dir.root(), db.url(), &["show", ID_A]));
     let out = curator(&dir.root(), db.url(), &["rm", ID_A]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

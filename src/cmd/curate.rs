@@ -120,7 +120,14 @@ pub(crate) fn run(ctx: &Context, args: &CurateArgs) -> Result<ExitCode> {
         output::print_text(&format!("{}{}", log.summary(), change_lines(&log)))?;
     }
     if let Some(e) = unapplied {
-        crate::output::note!("curator: {e}; run {} was not applied, curate it again", log.run_id);
+        if e.contains(curator_pg::COMMITTING) {
+            crate::output::note!("curator: {e}; curate run {} again", log.run_id);
+        } else {
+            crate::output::note!(
+                "curator: {e}; run {} was not applied, curate it again",
+                log.run_id
+            );
+        }
         return Ok(ExitCode::from(UNAPPLIED_EXIT));
     }
     if !ctx.json {

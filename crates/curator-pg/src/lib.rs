@@ -23,5 +23,5 @@ mod transfer;
 
 pub use error::{PgError, Result};
 pub use migrate::{MigrationStatus, MigrationsStatus, SCHEMA_VERSION};
-pub use store::{PgOptions, PgStore, is_unavailable, target_of};
+pub use store::{COMMITTING, PgOptions, PgStore, is_unavailable, target_of};
 pub use transfer::{Progress, TransferReport, export_dir, import_dir};

@@ -109,7 +109,11 @@ pub fn target_of(url: &str) -> Result<String, PgError> {
     Ok(describe(&config))
 }
 
-/// `config` with every wait bounded that the driver leaves open.
+/// What a lost answer to COMMIT is reported as: whether the change stands is unknown.
+pub const COMMITTING: &str = "committing (the change may or may not stand: retry with the same \
+     run id or idempotency key, which applies it at most once)";
+
+/// `config` with every wait bounded that the driver leaves open, and named.
 ///
 /// * A database host that vanishes (a partition, a machine that died) sends no reset, and the
 ///   kernel retransmits for about 15 minutes while every command waits: TCP keepalives notice
@@ -122,6 +126,10 @@ pub fn target_of(url: &str) -> Result<String, PgError> {
 /// A server that keeps the connection but never answers (stopped, wedged) is not bounded
 /// here: its kernel still acknowledges every byte.
 fn bounded(mut config: tokio_postgres::Config, options: &PgOptions) -> tokio_postgres::Config {
+    // So an operator tells curator's sessions apart in pg_stat_activity (the URL may name one).
+    if config.get_application_name().is_none() {
+        config.application_name("curator");
+    }
     config
         .keepalives(true)
         .keepalives_idle(Duration::from_secs(30))
@@ -340,7 +348,9 @@ impl PgStore {
                 }
                 Err(e)
             }
-            Ok(()) => self.block_on(tx.commit()).map_err(|e| Self::db_error("committing", e)),
+            // The answer to COMMIT lost: the change may stand. Said so, because a caller
+            // that retries without a run id or an idempotency key applies it again.
+            Ok(()) => self.block_on(tx.commit()).map_err(|e| Self::db_error(COMMITTING, e)),
         }
     }
 }
