@@ -599,14 +599,26 @@ fn hold_row(url: &str, secs: u32) -> Child {
     );
     let holder =
         Command::new("psql").arg(url).args(["-qc", &sql]).stdout(Stdio::null()).spawn().unwrap();
+    wait_for_sleeper(url);
+    holder
+}
+
+/// Waits until one session of the test database sleeps in `pg_sleep`: the holder holds its lock.
+fn wait_for_sleeper(url: &str) {
     let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' \
                     AND datname = current_database()";
     let start = std::time::Instant::now();
     while psql(url, sleeping) != "1" {
-        assert!(start.elapsed().as_secs() < 30, "the holder never took the row");
+        assert!(start.elapsed().as_secs() < 30, "the holder never took its lock");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    holder
+}
+
+/// A config whose `curatorLockTimeout` is 1 s, for tests that hold a lock longer.
+fn lock_timeout_config(dir: &Dir) -> String {
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, "services:\n  memory:\n    curatorLockTimeout: 1000\n").unwrap();
+    config.display().to_string()
 }
 
 /// Every lock wait is bounded by curatorLockTimeout, not only curate's: an import behind a row
@@ -616,9 +628,7 @@ fn hold_row(url: &str, secs: u32) -> Child {
 fn an_import_behind_a_held_row_gives_up_after_the_lock_timeout() {
     let db = db();
     let dir = seeded("pg-import-lock", &db);
-    let config = dir.path().join("config.yaml");
-    std::fs::write(&config, "services:\n  memory:\n    curatorLockTimeout: 1000\n").unwrap();
-    let config = config.display().to_string();
+    let config = lock_timeout_config(&dir);
     let file = dir.root().join(format!("products/acme/{ID_A}.md"));
     let edited = std::fs::read_to_string(&file).unwrap().replace("trust: 0.5", "trust: 0.6");
     std::fs::write(&file, edited).unwrap();
@@ -642,11 +652,7 @@ fn an_import_behind_a_held_row_gives_up_after_the_lock_timeout() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' \
-                    AND datname = current_database()";
-    while psql(db.url(), sleeping) != "1" {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_sleeper(db.url());
     let query = ["--config", config.as_str(), "query", "--product", "acme", "--test", "t_login"];
     let step = ["--run-id", "r_held", "--step-index", "0", "Login modal"];
     let started = std::time::Instant::now();
@@ -713,9 +719,7 @@ fn trust_in(root: &Path, url: &str, id: &str) -> Value {
 fn a_row_held_past_the_lock_timeout_or_a_dropped_connection_exits_75_and_the_retry_applies_once() {
     let db = db();
     let dir = seeded("pg-lock-timeout", &db);
-    let config = dir.path().join("config.yaml");
-    std::fs::write(&config, "services:\n  memory:\n    curatorLockTimeout: 1000\n").unwrap();
-    let config = config.display().to_string();
+    let config = lock_timeout_config(&dir);
     let run = failed_run(&dir, "r_held");
     let args = ["--config", config.as_str(), "curate", "--run-record", run.as_str()];
     let mut holder = hold_row(db.url(), 6);
