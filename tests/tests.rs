@@ -48,6 +48,7 @@ mod query_server;
 mod docs_citations;
 mod help_examples;
 mod init_example;
+mod json_output;
 mod readme_walkthrough;
 // review / show evidence / query probation / parity config / kill: trust earned (issue 18).
 mod trust_cli;
