@@ -56,16 +56,20 @@ pub(crate) fn parse_from(
 }
 
 /// A warning for each global flag typed on the command line that the command ignores: the
-/// harness keeps its state in --state-dir, so a wrapper passing `--root` to every command
-/// still works, but is told its --root did nothing there.
+/// harness keeps its state in --state-dir and `init --example` writes DIR, so a wrapper passing
+/// `--root` to every command still works, but is told its --root did nothing there.
 pub(crate) fn ignored_flag_warnings(matches: &ArgMatches) -> Vec<String> {
-    if matches.subcommand_name() != Some("harness") {
-        return Vec::new();
-    }
+    let command = match matches.subcommand() {
+        Some(("harness", _)) => "`harness` (its files live in --state-dir)",
+        Some(("init", init)) if init.get_one::<PathBuf>("example").is_some() => {
+            "`init --example` (it writes the workspace DIR)"
+        }
+        _ => return Vec::new(),
+    };
     ["root", "store"]
         .into_iter()
         .filter(|id| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
-        .map(|id| format!("warning: --{id} does not apply to `harness` (its files live in --state-dir); ignored"))
+        .map(|id| format!("warning: --{id} does not apply to {command}; ignored"))
         .collect()
 }
 

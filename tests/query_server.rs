@@ -244,3 +244,37 @@ fn probation_reaches_the_server_as_the_process_would_draw_it() {
     assert!(session.contains("\"probation\"") && session.contains(ID_C), "{session}");
     served.kill();
 }
+
+/// `serve --json` prints one line a script reads to learn where it listens (audit 8: the
+/// address chosen for `--listen 127.0.0.1:0` was only on stderr, as text).
+#[test]
+fn serve_json_prints_where_it_listens_on_one_line() {
+    let dir = seeded("serve-json");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("curator"))
+        .current_dir(dir.path())
+        .env_remove("CURATOR_ROOT")
+        .arg("--root")
+        .arg(dir.root())
+        .args(["--json", "serve", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let started: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let url = started["url"].as_str().unwrap().to_owned();
+    let socket = started["query_socket"].as_str().unwrap();
+    assert!(socket.ends_with(".curator/query.sock"), "{started}");
+    let host = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    let request =
+        format!("GET /api/v1/observations HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    std::io::Write::write_all(&mut stream, request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

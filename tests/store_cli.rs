@@ -430,6 +430,14 @@ fn harness_warns_that_a_root_or_store_does_not_apply() {
     cmd.current_dir(dir.path()).env("CURATOR_ROOT", &root);
     let out = cmd.args(["harness", "--state-dir", &state, "status"]).output().unwrap();
     assert!(out.status.success() && out.stderr.is_empty(), "the variable is for other commands");
+    // `init --example` writes DIR: a --root beside it is said to do nothing (audit 8).
+    let ws = dir.path().join("ws").to_str().unwrap().to_owned();
+    let mut cmd = assert_cmd::Command::cargo_bin("curator").unwrap();
+    cmd.current_dir(dir.path()).env_remove("CURATOR_ROOT");
+    let out = cmd.args(["--root", &root, "init", "--example", &ws]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("--root does not apply to `init --example`"), "{stderr}");
 }
 
 #[test]

@@ -126,6 +126,17 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
         // Before the lines that say the server is up, so a SIGTERM right after them is handled.
         let stop = shutdown_signal();
         crate::output::note!("curator serve: http://{addr}/ ({store}); Ctrl-C stops");
+        if ctx.json {
+            // One line a script reads to learn where the server listens (with --listen
+            // 127.0.0.1:0 the port is the kernel's choice); stdout is flushed at its newline.
+            let started = serde_json::json!({
+                "url": format!("http://{addr}/"),
+                "store": store,
+                "query_socket": listener.as_ref().map(|l| l.path().display().to_string()),
+            });
+            // A reader gone already is no reason not to serve.
+            let _ = crate::output::print_text(&format!("{started}\n"));
+        }
         match &listener {
             Some(l) => {
                 crate::output::note!(
