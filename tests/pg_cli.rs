@@ -254,7 +254,13 @@ struct Served {
 
 impl Served {
     fn start(root: &Path, url: &str) -> Served {
-        let mut child = curator(root, url, &["serve", "--listen", "127.0.0.1:0"])
+        Served::start_with(root, url, &[])
+    }
+
+    /// With `global` flags (a `--config`) before `serve`.
+    fn start_with(root: &Path, url: &str, global: &[&str]) -> Served {
+        let args = [global, &["serve", "--listen", "127.0.0.1:0"]].concat();
+        let mut child = curator(root, url, &args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -699,6 +705,51 @@ fn a_read_only_database_serves_reads() {
         db.name()
     );
     psql(db.url(), &reset);
+}
+
+/// The backends of this process's database sessions, stopped (SIGSTOP) until dropped: a server
+/// that keeps its connections but never answers.
+struct Stopped(Vec<String>);
+
+impl Stopped {
+    fn sessions_named_curator(url: &str) -> Stopped {
+        let pids = psql(
+            url,
+            "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity \
+             WHERE application_name = 'curator' AND datname = current_database()",
+        );
+        let pids: Vec<String> = pids.split_whitespace().map(str::to_owned).collect();
+        assert!(!pids.is_empty(), "no curator session to stop");
+        assert!(Command::new("kill").arg("-STOP").args(&pids).status().unwrap().success());
+        Stopped(pids)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-CONT").args(&self.0).status();
+    }
+}
+
+/// A server that stops answering on open connections fails the call after the stall limit
+/// (twice curatorLockTimeout plus 5 s), as unavailable, instead of holding it for ever; the
+/// pool then opens new connections (audit 8: `serve` requests hung, and so did its stop).
+#[test]
+fn a_database_that_stops_answering_fails_the_call_after_the_stall_limit() {
+    let db = db();
+    let dir = seeded("pg-stall", &db);
+    let config = lock_timeout_config(&dir);
+    let served = Served::start_with(&dir.root(), db.url(), &["--config", config.as_str()]);
+    assert_eq!(served.call("GET", "/api/v1/observations", None).0, 200);
+    let stopped = Stopped::sessions_named_curator(db.url());
+    let started = std::time::Instant::now();
+    let (status, body) = served.call("GET", "/api/v1/observations", None);
+    let waited = started.elapsed();
+    assert_eq!(status, 503, "{body}");
+    assert!(waited.as_secs() >= 6 && waited.as_secs() < 20, "{waited:?}");
+    drop(stopped);
+    let (status, body) = served.call("GET", "/api/v1/observations", None);
+    assert_eq!(status, 200, "new connections once it answers again: {body}");
 }
 
 /// A failed run whose first failed step was given `ID_A`: curating it contradicts `ID_A`.

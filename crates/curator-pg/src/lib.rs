@@ -20,6 +20,7 @@ mod store;
 pub mod testing;
 mod transaction;
 mod transfer;
+mod watch;
 
 pub use error::{PgError, Result};
 pub use migrate::{MigrationStatus, MigrationsStatus, SCHEMA_VERSION};

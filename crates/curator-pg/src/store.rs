@@ -20,7 +20,6 @@ use curator_store::{
     Error, JournalEntry, JournalFilter, ListFilter, Listing, Result, RunSession, Store, Transaction,
 };
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
 use crate::error::PgError;
@@ -28,6 +27,7 @@ use crate::migrate::{self, MIGRATIONS, MigrationsStatus};
 use crate::row::refused;
 use crate::sql;
 use crate::transaction::{Aborted, PgTransaction};
+use crate::watch::{Connections, WatchedConnect};
 
 /// Settings of a [`PgStore`].
 #[derive(Debug, Clone)]
@@ -48,6 +48,22 @@ pub struct PgOptions {
     /// does when its writer lock is not taken in time (`curatorLockTimeout`). `None` waits as
     /// long as the holder holds it.
     pub lock_timeout: Option<Duration>,
+    /// Longest any one call waits for the server to answer before every connection of the
+    /// store is closed and the call fails as unavailable (`watch.rs`): a server that keeps its
+    /// connections but never answers would hold it for ever. `None`: twice `lock_timeout` plus
+    /// 5 s, the longest a healthy server may keep a call waiting on a lock (agent-qa's 2·T),
+    /// or 10 minutes without a lock timeout. Migrations are not bounded by it.
+    pub stall_limit: Option<Duration>,
+}
+
+impl PgOptions {
+    /// [`Self::stall_limit`] as it applies.
+    pub fn stall_limit(&self) -> Duration {
+        self.stall_limit.unwrap_or_else(|| match self.lock_timeout {
+            Some(lock) => lock.saturating_mul(2) + Duration::from_secs(5),
+            None => Duration::from_secs(600),
+        })
+    }
 }
 
 impl Default for PgOptions {
@@ -58,6 +74,7 @@ impl Default for PgOptions {
             max_attempts: 10,
             timeout: Duration::from_secs(30),
             lock_timeout: Some(curator_store::LockOptions::DEFAULT_TIMEOUT),
+            stall_limit: None,
         }
     }
 }
@@ -78,6 +95,8 @@ impl Drop for Runtime {
 /// database.
 pub struct PgStore {
     pool: Pool,
+    /// Every connection the pool opened, to close them all when the server stops answering.
+    connections: Connections,
     // Declared after `pool` so connections are dropped before the runtime that drives them.
     runtime: Runtime,
     target: String,
@@ -170,9 +189,10 @@ impl PgStore {
             .enable_all()
             .build()
             .map_err(PgError::Runtime)?;
-        let manager = Manager::from_config(
+        let connections = Connections::default();
+        let manager = Manager::from_connect(
             config,
-            NoTls,
+            WatchedConnect(connections.clone()),
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
         let pool = Pool::builder(manager)
@@ -182,7 +202,7 @@ impl PgStore {
             .wait_timeout(Some(options.timeout))
             .build()
             .map_err(|e| PgError::Config(e.to_string()))?;
-        let store = PgStore { pool, runtime: Runtime(Some(runtime)), target, options };
+        let store = PgStore { pool, connections, runtime: Runtime(Some(runtime)), target, options };
         // Read first: a database already at this binary's schema is not written to at all, so
         // a read-only one (a standby, `default_transaction_read_only`) still serves reads.
         let status = store.migrations_status()?;
@@ -202,10 +222,11 @@ impl PgStore {
         &self.options
     }
 
-    /// Applies pending migrations (idempotent); returns the versions applied now.
+    /// Applies pending migrations (idempotent); returns the versions applied now. Not bounded
+    /// by the stall limit: a backfill over a large database may take long.
     pub fn migrate(&self) -> Result<Vec<i32>, PgError> {
         let mut client = self.connection()?;
-        self.block_on(migrate::apply(&mut client, &self.target, MIGRATIONS))
+        self.block_on_unbounded(migrate::apply(&mut client, &self.target, MIGRATIONS))
     }
 
     /// Every migration, applied or pending, with the database's and this binary's versions.
@@ -283,8 +304,33 @@ impl PgStore {
         })
     }
 
-    /// Runs `fut` to completion on the store's runtime.
+    /// Runs `fut` to completion on the store's runtime. When the server has not answered it
+    /// within the stall limit, every connection of the store is closed, which fails the call
+    /// (a database call: its connection is gone) instead of waiting for ever (`watch.rs`).
     pub(crate) fn block_on<F>(&self, fut: F) -> F::Output
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        let limit = self.options.stall_limit();
+        let connections = &self.connections;
+        let target = &self.target;
+        self.block_on_unbounded(async move {
+            let mut fut = std::pin::pin!(fut);
+            if let Ok(out) = tokio::time::timeout(limit, fut.as_mut()).await {
+                return out;
+            }
+            let closed = connections.close_all();
+            tracing::error!(
+                "{target} did not answer for {limit:?}: closed this process's {closed} \
+                 connection(s) to it"
+            );
+            fut.await
+        })
+    }
+
+    /// [`Self::block_on`] without the stall limit.
+    fn block_on_unbounded<F>(&self, fut: F) -> F::Output
     where
         F: Future + Send,
         F::Output: Send,
