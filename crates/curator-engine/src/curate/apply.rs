@@ -148,7 +148,7 @@ fn locate(
         }
         Err(e) => {
             // agent-qa's wording exactly (§5.4); the cause goes to the diagnostics.
-            tracing::warn!(id = %raw_id, error = %e, "observation to {action} does not parse");
+            tracing::warn!(id = %raw_id, error = %e, "observation to {action} could not be read");
             let message = format!("Failed to parse observation for {action}: {raw_id}");
             return Err(Skip::Stop(message, Box::new(e)));
         }
