@@ -349,13 +349,14 @@ fn an_observation_that_cannot_be_read_leaves_the_run_unapplied_for_a_retry() {
     std::fs::write(&run, run_record("r_io", "failed", steps)).unwrap();
     let file = dir.root().join(format!("products/acme/{ID_A}.md"));
     let as_root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let bin = dir.path().join("curator");
     let sh =
         |script: &str| assert!(Command::new("sh").args(["-c", script]).status().unwrap().success());
     let curate = |json: bool| {
         let mut cmd = if as_root {
             let mut cmd = assert_cmd::Command::new("setpriv");
             cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
-            cmd.arg(assert_cmd::cargo::cargo_bin("curator"));
+            cmd.arg(&bin);
             cmd
         } else {
             assert_cmd::Command::cargo_bin("curator").unwrap()
@@ -373,6 +374,13 @@ fn an_observation_that_cannot_be_read_leaves_the_run_unapplied_for_a_retry() {
             file.display()
         ));
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // `nobody` may not reach the build's own binary (a checkout under /root is mode 700):
+        // it runs a link (or a copy) of it inside the test's folder, made after the chown so
+        // the build's file keeps its owner.
+        let built = assert_cmd::cargo::cargo_bin("curator");
+        if std::fs::hard_link(&built, &bin).is_err() {
+            std::fs::copy(&built, &bin).unwrap();
+        }
     } else {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
     }
