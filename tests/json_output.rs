@@ -17,20 +17,28 @@ struct Documented {
     always: BTreeSet<String>,
 }
 
-/// agent-qa's frontmatter keys, which the page names once for every observation printed.
-const OBSERVATION: [&str; 11] = [
-    "id",
-    "title",
-    "content",
-    "trust",
-    "created",
-    "last_confirmed",
-    "confirmed_count",
-    "contradicted_count",
-    "source_test",
-    "position",
-    "suite_snapshot",
-];
+/// The keys of an observation as curator prints it (the page names them once, for every
+/// observation printed): those of a serialized snapshot with every optional field set, so a
+/// field the snapshot gains is known here without a second list.
+fn observation_keys() -> Vec<String> {
+    let full = curator_core::ObservationSnapshot {
+        id: String::new(),
+        title: String::new(),
+        content: String::new(),
+        trust: 0.5,
+        created: String::new(),
+        last_confirmed: String::new(),
+        confirmed_count: 0,
+        contradicted_count: 0,
+        source_test: String::new(),
+        position: Some(0),
+        suite_snapshot: Some(Vec::new()),
+    };
+    match serde_json::to_value(full).unwrap() {
+        Value::Object(map) => map.keys().cloned().collect(),
+        other => panic!("a snapshot serializes as an object, not {other}"),
+    }
+}
 
 /// The backticked words of `text`.
 fn backticked(text: &str) -> Vec<String> {
@@ -63,7 +71,7 @@ fn documented(args: &str, span: &[&str]) -> Documented {
     let mut doc = Documented { args: args.to_owned(), ..Documented::default() };
     for line in span {
         if line.to_lowercase().contains("the observation's keys") {
-            doc.allowed.extend(OBSERVATION.iter().map(|k| (*k).to_owned()));
+            doc.allowed.extend(observation_keys());
         }
         if line.starts_with("| `") {
             // `| key(s) | always | what |`: "", the keys, "yes" or "", …
