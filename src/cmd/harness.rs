@@ -92,8 +92,8 @@ pub(crate) struct IssueArgs {
     /// One-line title (`BLOCKED: …` for a blocked worker).
     #[arg(long, allow_hyphen_values = true, value_parser = parse_nonempty)]
     pub(crate) title: String,
-    /// How bad it is.
-    #[arg(long, value_parser = ["critical", "major", "minor", "nit"])]
+    /// How bad it is: critical | major | minor | nit.
+    #[arg(long, value_parser = parse_severity)]
     pub(crate) severity: String,
     /// The feature being validated.
     #[arg(long, value_name = "ID", value_parser = parse_nonempty)]
@@ -114,6 +114,14 @@ pub(crate) struct IssueArgs {
     /// "validator"`, as the reference does, and keeps another role as `filedBy`.
     #[arg(long, value_name = "ROLE")]
     pub(crate) source: Option<String>,
+}
+
+/// A severity as the harness's writers take it (`Severity::parse_strict`), refused before
+/// anything is read.
+fn parse_severity(raw: &str) -> Result<String, String> {
+    curator_harness::Severity::parse_strict(raw)
+        .map(|s| s.as_str().to_owned())
+        .ok_or_else(|| "must be one of critical|major|minor|nit".to_owned())
 }
 
 /// What fired the pass.
