@@ -249,6 +249,10 @@ pub struct QueryListener {
     /// The bound socket file's inode, so only our own file is removed.
     inode: u64,
     stop: Arc<AtomicBool>,
+    /// The listening socket itself (a second descriptor of it), shut down to wake the accept
+    /// loop: connecting to the path cannot, once the socket file is removed or the root
+    /// renamed, and the server would then never stop.
+    wake: UnixListener,
     thread: Option<JoinHandle<()>>,
     /// Holds the root's listener lock (`flock`) until dropped.
     _lock: File,
@@ -285,6 +289,7 @@ impl QueryListener {
         let listener = UnixListener::bind(&path)?;
         std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
         let inode = std::fs::metadata(&path)?.ino();
+        let wake = listener.try_clone()?;
         let stop = Arc::new(AtomicBool::new(false));
         let server = Server { store, root, build, in_flight: Arc::new(AtomicUsize::new(0)) };
         let thread = {
@@ -293,7 +298,7 @@ impl QueryListener {
                 .name("curator-query-socket".into())
                 .spawn(move || server.accept_loop(&listener, &stop))?
         };
-        Ok(Some(QueryListener { path, inode, stop, thread: Some(thread), _lock: lock }))
+        Ok(Some(QueryListener { path, inode, stop, wake, thread: Some(thread), _lock: lock }))
     }
 
     /// Where it listens.
@@ -305,8 +310,9 @@ impl QueryListener {
 impl Drop for QueryListener {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = UnixStream::connect(&self.path);
+        // Wake the accept loop so it sees the flag: a shut-down listening socket fails the
+        // blocked accept (EINVAL), wherever its file now is.
+        let _ = rustix::net::shutdown(&self.wake, rustix::net::Shutdown::Both);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -527,6 +533,24 @@ mod tests {
         let second = QueryListener::start(root, store(root)).unwrap().unwrap();
         assert_eq!(ids(&ask(root, &step, None).unwrap()), [A]);
         drop(second);
+    }
+
+    /// `rm .curator/query.sock`, `rm -rf .curator` or a renamed root: the listener still
+    /// stops when dropped (it woke its accept by connecting to the path, which then reached
+    /// nobody, and `serve` never exited on SIGTERM).
+    #[test]
+    fn the_listener_stops_when_its_socket_file_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("m");
+        std::fs::create_dir(&root).unwrap();
+        let listener = QueryListener::start(&root, store(&root)).unwrap().unwrap();
+        std::fs::remove_file(socket_path(&root)).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(listener);
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(Duration::from_secs(10)).expect("the listener stopped");
     }
 
     #[test]
