@@ -419,6 +419,31 @@ fn import_moves_the_journal_evidence_and_review_queue_so_a_retry_applies_nothing
 /// An old copy of a root imported again does not undo what the fleet did in the database
 /// since (a deletion, a confirmation), and an export carries the database's deletions to the
 /// root when the file still holds the deleted text.
+/// A scope folder linked out of the root: `export` refused it in words and wrote through it
+/// all the same, adding and overwriting files outside the root (audit 9).
+#[test]
+fn export_never_writes_through_a_scope_folder_linked_out_of_the_root() {
+    let db = db();
+    let example = example_root();
+    ok(curator(&example, db.url(), &["import"]));
+    let out = tempfile::tempdir().unwrap();
+    let root = out.path().join("m");
+    let outside = out.path().join("outside");
+    std::fs::create_dir_all(root.join("products")).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("products/acme-shop")).unwrap();
+    let stale = outside.join("obs_blaze-salmon-cinder-ginger-owl-sand-marble-cider-ocean-brick.md");
+    std::fs::write(&stale, "kept as it was").unwrap();
+    let out = curator(&root, db.url(), &["export"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("escapes the memory root"), "{stdout}");
+    let outside_files: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+    assert_eq!(outside_files.len(), 1, "nothing added outside the root");
+    assert_eq!(std::fs::read_to_string(&stale).unwrap(), "kept as it was");
+    assert!(files(&root).keys().any(|p| p.starts_with("products/acme-admin")), "the rest exported");
+}
+
 #[test]
 fn import_and_export_never_undo_the_other_sides_newer_changes() {
     let db = db();

@@ -95,7 +95,8 @@ pub fn import_dir(
     let mut items = Vec::with_capacity(total);
     for stored in listing.observations {
         let path = files.path_of(stored.tier, &stored.scope, &stored.observation.id);
-        let text = std::fs::read_to_string(&path).map_err(|e| PgError::io(&path, e))?;
+        let text = curator_store::read_regular_to_string(&path, curator_store::MAX_STATE_FILE)
+            .map_err(|e| PgError::io(&path, e))?;
         items.push((stored.tier, stored.scope, stored.observation.id, text));
     }
     let reasoning = format!("imported from {}", files.root().display());
@@ -173,7 +174,8 @@ fn import_pending(
     for stored in listing.observations {
         let (tier, scope, id) = (stored.tier, stored.scope, stored.observation.id);
         let path = files.pending_root().join(file_path(tier, &scope, &id));
-        let text = std::fs::read_to_string(&path).map_err(|e| PgError::io(&path, e))?;
+        let text = curator_store::read_regular_to_string(&path, curator_store::MAX_STATE_FILE)
+            .map_err(|e| PgError::io(&path, e))?;
         let mut added = false;
         let r = store.transact(Some(IMPORT_RUN), &mut |tx| {
             added = false;
@@ -283,6 +285,7 @@ pub fn export_dir(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<TransferReport> {
     FileStore::init(root)?;
+    let files = FileStore::open(root, FileStoreOptions::default())?;
     let rows = store.raw_rows()?;
     let total = rows.len();
     let held: HashSet<PathBuf> = rows.iter().map(RawRow::path).collect();
@@ -292,21 +295,31 @@ pub fn export_dir(
         // Rows were checked when written; check again, since the path is built from them.
         let placed = row.tier.parse::<Tier>().ok().zip(ScopeName::new(&row.scope).ok());
         let id_ok = ObservationId::parse(&row.id).is_ok();
-        if placed.is_none() || !id_ok {
+        let Some((tier, scope)) = placed.filter(|_| id_ok) else {
             let reason = "tier, scope or id cannot name a file under the root".to_owned();
             report.problems.push(Problem { path: rel, kind: ProblemKind::Misplaced(reason) });
             continue;
-        }
-        let path = root.join(&rel);
-        match std::fs::read(&path) {
+        };
+        // A tier or scope folder that is a link out of the root is refused, as `add` and
+        // `curate` refuse it: the export must never write a file outside the root.
+        let dir = match files.scope_folder(tier, &scope, true) {
+            Ok(Some(dir)) => dir,
+            Ok(None) => root.join(rel.parent().unwrap_or(Path::new(""))),
+            Err(e @ curator_store::Error::Scope { .. }) => {
+                let kind = ProblemKind::Misplaced(e.to_string());
+                report.problems.push(Problem { path: rel, kind });
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let path = dir.join(rel.file_name().unwrap_or_default());
+        match curator_store::read_regular(&path, curator_store::MAX_STATE_FILE) {
             Ok(bytes) if bytes == row.file_text.as_bytes() => report.unchanged += 1,
             Ok(_) => {
                 atomic_write(&path, row.file_text.as_bytes())?;
                 report.updated += 1;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let dir = path.parent().unwrap_or(root);
-                std::fs::create_dir_all(dir).map_err(|e| PgError::io(dir, e))?;
                 atomic_write(&path, row.file_text.as_bytes())?;
                 report.added += 1;
             }
@@ -345,7 +358,8 @@ fn carry_deletions(
             continue;
         }
         let path = root.join(&rel);
-        let text = std::fs::read_to_string(&path).map_err(|e| PgError::io(&path, e))?;
+        let text = curator_store::read_regular_to_string(&path, curator_store::MAX_STATE_FILE)
+            .map_err(|e| PgError::io(&path, e))?;
         let filter = JournalFilter { id: Some(stored.observation.id.to_string()), run_id: None };
         let last = store.journal(&filter)?.into_iter().rev().find(|e| e.place == Place::Memory);
         let deleted = last.as_ref().filter(|e| e.after_file.is_none() && e.changes_a_file());

@@ -142,6 +142,19 @@ impl FileStore {
         Ok(())
     }
 
+    /// `<root>/<tier>/<scope>`, refused when the tier or scope folder is a link that leaves
+    /// the root or is not a folder; created (one level at a time, never through a link) when
+    /// `create` is set, else `Ok(None)` when missing. For writers outside the store's own
+    /// transactions (`export`) that must not write through a link out of the root.
+    pub fn scope_folder(
+        &self,
+        tier: Tier,
+        scope: &ScopeName,
+        create: bool,
+    ) -> Result<Option<PathBuf>> {
+        layout::scope_dir(&self.root, tier, scope, create)
+    }
+
     /// The canonical memory root.
     pub fn root(&self) -> &Path {
         &self.root
