@@ -212,12 +212,28 @@ fn load_config(explicit: Option<&Path>) -> Result<Config> {
             default
         }
     };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("reading config file {}", path.display()))?;
+    let text =
+        read_config(&path).with_context(|| format!("reading config file {}", path.display()))?;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     Config::from_yaml_str(&text, &dir).with_context(|| format!("in config file {}", path.display()))
 }
+
+/// The config's text, at most [`MAX_CONFIG_BYTES`]: a config named on the command line may
+/// be a pipe (`--config <(…)`), so it is read as a stream, but never without a bound.
+fn read_config(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        let why = format!("larger than {MAX_CONFIG_BYTES} bytes: not a config file");
+        return Err(std::io::Error::new(std::io::ErrorKind::FileTooLarge, why));
+    }
+    Ok(text)
+}
+
+/// The largest config file read. agent-qa's configs are a few hundred bytes.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// The cross-mission identity directory of harness memory: `--identity` (which clap also fills
 /// from `$CURATOR_IDENTITY`), else `~/.curator/identity`.

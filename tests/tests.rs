@@ -37,6 +37,9 @@ mod exactly_once;
 // SIGKILLs at random points of add / curate / HTTP writes on both stores (issue 13).
 mod kill;
 
+// FIFOs, devices and sparse files where curator keeps its own files: errors, never hangs.
+mod special_files;
+
 // Strict inputs, printed ids and the deprecated spellings of one vocabulary (issue 15).
 mod strict_cli;
 

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +27,9 @@ use crate::raw::RawEntry;
 
 /// How much of an entry's text a record repeats (the bytes are in the `.md` file whatever the size).
 const RECORD_TEXT_MAX: usize = 2000;
+
+/// The longest dispositions line read back: far above a record of `RECORD_TEXT_MAX` characters.
+const MAX_RECORD_LINE: u64 = 1 << 20;
 
 /// What a record describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -305,9 +308,27 @@ pub(crate) fn for_each_record(dir: &Path, mut f: impl FnMut(&str, ArchiveRecord)
     names.sort();
     for name in names {
         let path = dir.join(&name);
-        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
-        for line in BufReader::new(file).split(b'\n') {
-            let line = line.map_err(|e| Error::io(&path, e))?;
+        let file = crate::fsio::open_regular(&path).map_err(|e| Error::io(&path, e))?;
+        let mut reader = BufReader::new(file);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            // A record is one archived entry, bounded as raw.md's entries are; a longer line
+            // (a sparse file, a device) is damage, not a record to read into memory.
+            let read = (&mut reader)
+                .take(MAX_RECORD_LINE + 1)
+                .read_until(b'\n', &mut line)
+                .map_err(|e| Error::io(&path, e))?;
+            if read == 0 {
+                break;
+            }
+            if read as u64 > MAX_RECORD_LINE {
+                let why = format!("a line longer than {MAX_RECORD_LINE} bytes");
+                return Err(Error::io(
+                    &path,
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+                ));
+            }
             if let Ok(rec) = serde_json::from_slice::<ArchiveRecord>(&line) {
                 f(&name, rec);
             }

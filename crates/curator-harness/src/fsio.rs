@@ -33,18 +33,11 @@ pub(crate) fn read_bytes_or_empty(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
-/// Opens `path` for reading if it is a regular file (through symlinks). A FIFO would block
-/// the pass, and the mission with it, until some process wrote to it (the harness spec:
-/// a curator failure never blocks the mission); a device never ends.
+/// Opens `path` for reading if it is a regular file (through symlinks), without blocking on a
+/// FIFO. A FIFO would block the pass, and the mission with it, until some process wrote to it
+/// (the harness spec: a curator failure never blocks the mission); a device never ends.
 pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, a device, a socket or a directory)",
-        ));
-    }
-    File::open(path)
+    curator_store::open_regular(path)
 }
 
 /// Takes a lock file with curator-store's protocol.

@@ -22,7 +22,6 @@
 //! person who clicks "curate" during a pass is told at once who holds it ([`Error::Busy`]).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -546,7 +545,7 @@ impl Harness {
     fn consult_judge(&self, notes: &mut Vec<String>) -> Result<HashMap<[u8; 32], Verdict>> {
         let Some(judge) = &self.options.judge else { return Ok(HashMap::new()) };
         let path = self.raw_path();
-        let Ok(file) = File::open(&path) else { return Ok(HashMap::new()) };
+        let Ok(file) = crate::fsio::open_regular(&path) else { return Ok(HashMap::new()) };
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         let mut inputs = Vec::new();
         let mut keys = Vec::new();

@@ -129,7 +129,7 @@ impl Journal {
     /// Reads a journal; `None` when there is none. A journal that does not parse was never
     /// committed (the write is atomic), so it is reported, not guessed at.
     pub(crate) fn load(path: &Path) -> Result<Option<Journal>> {
-        match std::fs::read(path) {
+        match curator_store::read_regular(path, curator_store::MAX_STATE_FILE) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
                 .map_err(|e| Error::Json { path: path.to_path_buf(), message: e.to_string() }),
@@ -216,7 +216,7 @@ fn cut_then(
     cut: &Cut,
     after_rename: &mut dyn FnMut(),
 ) -> Result<std::result::Result<(), String>> {
-    let mut file = match File::open(path) {
+    let mut file = match crate::fsio::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Err(format!("{} is gone", path.display())));

@@ -191,7 +191,7 @@ impl Harness {
     /// raw.md's entries and lines, counted as a stream.
     fn raw_status(&self) -> Result<LayerStatus> {
         let path = self.raw_path();
-        let file = match std::fs::File::open(&path) {
+        let file = match crate::fsio::open_regular(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(layer("raw.md".into(), "", false, 0, raw_bound(), true));

@@ -125,7 +125,7 @@ impl Harness {
             }
         };
         let raw_path = self.raw_path();
-        if let Ok(file) = std::fs::File::open(&raw_path) {
+        if let Ok(file) = crate::fsio::open_regular(&raw_path) {
             let len = file.metadata().map_err(|e| Error::io(&raw_path, e))?.len();
             for e in EntryReader::new(BufReader::new(&file), len) {
                 let e = e.map_err(|err| Error::io(&raw_path, err))?;

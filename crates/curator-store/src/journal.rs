@@ -32,8 +32,14 @@ use curator_core::ObservationSnapshot;
 
 use crate::evidence::{EvidenceBook, RunEvidence};
 use crate::store::{Action, Place, StoredObservation};
-use crate::{Error, Result};
+use crate::{Error, Result, open_regular, open_regular_with};
 use checkpoint::Checkpoint;
+
+/// The longest journal line curator writes or reads, in bytes. An entry holds at most two
+/// observation files (each at most 1 MiB, a few times that once escaped as JSON) or one run's
+/// evidence, so no entry curator writes comes near it; a longer line (a sparse file, a run of
+/// NULs left by a crash, a device) is named as damage instead of being read into memory whole.
+pub(crate) const MAX_LINE: u64 = 64 << 20;
 
 /// One journaled mutation.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -269,6 +275,17 @@ impl Journal {
             line: 0,
             reason: format!("cannot encode entry for {}: {e}", entry.id),
         })?;
+        if line.len() as u64 >= MAX_LINE {
+            return Err(Error::Journal {
+                path: self.path.clone(),
+                line: 0,
+                reason: format!(
+                    "the entry for {} would be {} bytes, over the journal's line bound of {MAX_LINE}",
+                    entry.id,
+                    line.len()
+                ),
+            });
+        }
         self.append_line(line, &mut || Ok(()))
     }
 
@@ -306,7 +323,8 @@ impl Journal {
             fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         let mut file =
-            OpenOptions::new().read(true).append(true).create(true).open(&self.path).map_err(io)?;
+            open_regular_with(OpenOptions::new().read(true).append(true).create(true), &self.path)
+                .map_err(io)?;
         self.cut_torn_tail(&mut file)?;
         // One write call: O_APPEND makes it land whole at the end.
         file.write_all(&line).map_err(io)?;
@@ -333,7 +351,7 @@ impl Journal {
             return Ok(());
         }
         // Find the last newline; everything after it is the torn line.
-        let window = len.min(1 << 20);
+        let window = len.min(MAX_LINE + 1);
         let mut tail = vec![0u8; usize::try_from(window).unwrap_or(usize::MAX)];
         file.seek(SeekFrom::Start(len - window)).map_err(io)?;
         file.read_exact(&mut tail).map_err(io)?;
@@ -344,7 +362,9 @@ impl Journal {
                 return Err(Error::Journal {
                     path: self.path.clone(),
                     line: 0,
-                    reason: "the last line is unterminated and longer than 1 MiB".into(),
+                    reason: format!(
+                        "the last line is unterminated and longer than {MAX_LINE} bytes"
+                    ),
                 });
             }
         };
@@ -385,13 +405,14 @@ impl Journal {
             return Ok(Vec::new());
         }
         let io = |e| Error::io(&self.path, e);
-        let mut file = std::io::BufReader::new(fs::File::open(&self.path).map_err(io)?);
+        let mut file = std::io::BufReader::new(open_regular(&self.path).map_err(io)?);
         let mut entries = Vec::with_capacity(offsets.len());
         let mut line = Vec::new();
         for &offset in offsets {
             file.seek(SeekFrom::Start(offset)).map_err(io)?;
             line.clear();
-            std::io::BufRead::read_until(&mut file, b'\n', &mut line).map_err(io)?;
+            std::io::BufRead::read_until(&mut (&mut file).take(MAX_LINE), b'\n', &mut line)
+                .map_err(io)?;
             let bad = |reason: String| Error::Journal {
                 path: self.path.clone(),
                 line: self.line_number_at(offset).unwrap_or(0),
@@ -416,39 +437,58 @@ impl Journal {
         keep: &dyn Fn(&JournalEntry) -> bool,
         own: Option<&str>,
     ) -> Result<Vec<(u64, JournalEntry)>> {
-        let text = match fs::File::open(&self.path) {
-            Ok(mut file) => {
-                // Sized up front: a read of the whole journal must not grow its buffer step
-                // by step.
-                let size = file.metadata().map_or(0, |m| m.len().saturating_sub(from));
-                let mut text = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-                file.seek(SeekFrom::Start(from))
-                    .and_then(|_| file.read_to_end(&mut text))
-                    .map_err(|e| Error::io(&self.path, e))?;
-                text
-            }
+        let file = match open_regular(&self.path) {
+            Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(&self.path, e)),
         };
-        // The 1-based number of the line at `start` of `text`, for an error.
-        let number = |i: usize, start: usize| -> usize {
-            if from == 0 { i + 1 } else { self.line_number_at(from + start as u64).unwrap_or(0) }
+        let io = |e| Error::io(&self.path, e);
+        // Read a line at a time (a journal of a long history is far larger than what one
+        // call needs), each bounded by MAX_LINE.
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+        reader.seek(SeekFrom::Start(from)).map_err(io)?;
+        // The 1-based number of the `i`th line read, starting at byte `start` after `from`.
+        let number = |i: usize, start: u64| -> usize {
+            if from == 0 { i + 1 } else { self.line_number_at(from + start).unwrap_or(0) }
         };
         let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
         let mut entries = Vec::new();
         // End markers are only looked at for the transactions of the entries kept; each is
         // kept with its line's index and start, numbered only if it turns out bad.
-        let mut markers: Vec<(usize, usize, &[u8])> = Vec::new();
-        let mut start = 0;
-        for (i, end) in memchr::memchr_iter(b'\n', &text).enumerate() {
-            let line = &text[start..end];
+        let mut markers: Vec<(usize, u64, Vec<u8>)> = Vec::new();
+        let mut buf = Vec::new();
+        let mut start = 0u64;
+        for i in 0.. {
+            buf.clear();
+            let read = std::io::BufRead::read_until(
+                &mut (&mut reader).take(MAX_LINE + 1),
+                b'\n',
+                &mut buf,
+            )
+            .map_err(io)?;
+            if read == 0 {
+                break;
+            }
             let line_start = start;
-            start = end + 1;
+            start += read as u64;
+            let Some(line) = buf.strip_suffix(b"\n") else {
+                if read as u64 > MAX_LINE {
+                    return Err(Error::Journal {
+                        path: self.path.clone(),
+                        line: number(i, line_start),
+                        reason: format!("a line longer than {MAX_LINE} bytes: not a journal entry"),
+                    });
+                }
+                // A crash mid-append: that line was never whole (the next append cuts it off),
+                // so it counts for nothing even if it parses; the rest is intact.
+                tracing::warn!(path = %self.path.display(), "ignoring a torn last journal line");
+                break;
+            };
             if line.is_empty() {
                 continue;
             }
             if line.starts_with(MARKER_PREFIX) {
-                markers.push((i, line_start, line));
+                markers.push((i, line_start, line.to_vec()));
                 continue;
             }
             if !finders.iter().all(|f| f.find(line).is_some()) {
@@ -457,10 +497,10 @@ impl Journal {
             match parse_line(line) {
                 Ok(Line::Entry(entry)) => {
                     if keep(&entry) {
-                        entries.push((from + line_start as u64, *entry));
+                        entries.push((from + line_start, *entry));
                     }
                 }
-                Ok(Line::End(_)) => markers.push((i, line_start, line)),
+                Ok(Line::End(_)) => markers.push((i, line_start, line.to_vec())),
                 Err(e) => {
                     return Err(Error::Journal {
                         path: self.path.clone(),
@@ -470,18 +510,13 @@ impl Journal {
                 }
             }
         }
-        if start < text.len() {
-            // A crash mid-append: that line was never whole (the next append cuts it off), so
-            // it counts for nothing even if it parses; the rest is intact.
-            tracing::warn!(path = %self.path.display(), "ignoring a torn last journal line");
-        }
         let needed: HashSet<&str> = entries.iter().filter_map(|(_, e)| e.txn.as_deref()).collect();
         let mut ends: HashMap<String, End> = HashMap::new();
         for (i, line_start, line) in markers {
-            if marker_txn(line).is_some_and(|txn| !needed.contains(txn)) {
+            if marker_txn(&line).is_some_and(|txn| !needed.contains(txn)) {
                 continue;
             }
-            match parse_line(line) {
+            match parse_line(&line) {
                 Ok(Line::End(marker)) => {
                     ends.insert(marker.txn, marker.end);
                 }
@@ -563,7 +598,7 @@ impl Journal {
     /// after the last end marker (or entry written before issue 13). Reads the file backwards
     /// from its end, so a committed journal costs one small read however long it is.
     pub(crate) fn open_transactions(&self) -> Result<Vec<OpenTransaction>> {
-        let mut file = match fs::File::open(&self.path) {
+        let mut file = match open_regular(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(&self.path, e)),
@@ -584,6 +619,16 @@ impl Journal {
             } else {
                 match tail[..end].iter().position(|&b| b == b'\n') {
                     Some(i) => i + 1,
+                    None if window > MAX_LINE => {
+                        return Err(Error::Journal {
+                            path: self.path.clone(),
+                            line: 0,
+                            reason: format!(
+                                "its last {window} bytes hold no whole line: not a journal \
+                                 (lines are at most {MAX_LINE} bytes)"
+                            ),
+                        });
+                    }
                     None => {
                         window = window.saturating_mul(2);
                         continue;
@@ -632,11 +677,18 @@ impl Journal {
     /// The 1-based number of the line starting at byte `offset` (an error path: reads the
     /// file up to there).
     fn line_number_at(&self, offset: u64) -> Result<usize> {
-        let mut prefix = Vec::new();
-        fs::File::open(&self.path)
-            .and_then(|f| f.take(offset).read_to_end(&mut prefix))
-            .map_err(|e| Error::io(&self.path, e))?;
-        Ok(memchr::memchr_iter(b'\n', &prefix).count() + 1)
+        let io = |e| Error::io(&self.path, e);
+        let mut prefix = open_regular(&self.path).map_err(io)?.take(offset);
+        let mut chunk = vec![0u8; 256 * 1024];
+        let mut newlines = 0;
+        loop {
+            match prefix.read(&mut chunk) {
+                Ok(0) => return Ok(newlines + 1),
+                Ok(n) => newlines += memchr::memchr_iter(b'\n', &chunk[..n]).count(),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io(e)),
+            }
+        }
     }
 }
 

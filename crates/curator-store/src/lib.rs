@@ -31,6 +31,7 @@ mod file_store;
 pub mod index;
 mod journal;
 mod lock;
+mod regular;
 mod run_state;
 mod store;
 
@@ -39,6 +40,9 @@ pub use error::{Error, Result};
 pub use file_store::{FileStore, FileStoreOptions};
 pub use journal::{JournalEntry, JournalFilter, LEGACY_TXN, new_transaction_id};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock, acquire_lock_now};
+pub use regular::{
+    MAX_STATE_FILE, open_regular, open_regular_with, read_regular, read_regular_to_string,
+};
 pub use run_state::{
     IMPORT_RUN_ID, MAX_RUN_ID_LEN, MAX_STEP_INDEX, RunSession, check_step_index, is_valid_run_id,
 };

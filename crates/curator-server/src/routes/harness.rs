@@ -86,7 +86,8 @@ pub(crate) struct HarnessView {
 /// A layer file's text, `None` when absent.
 fn read_layer(path: &FsPath) -> Result<Option<String>, ApiError> {
     use std::io::Read;
-    let file = match std::fs::File::open(path) {
+    // Not a plain open: a FIFO there would hold this request (and a worker) for ever.
+    let file = match curator_store::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ApiError::internal(format!("reading {}: {e}", path.display()))),

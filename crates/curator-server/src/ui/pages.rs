@@ -334,8 +334,11 @@ fn observation_page(
     let o = &stored.observation;
     let rel = format!("{}/{}/{}.md", stored.tier.dir_name(), stored.scope, id);
     // The id was parsed and the scope came from the store, so this stays under the root.
-    let file_text = std::fs::read_to_string(state.root().join(&rel))
-        .unwrap_or_else(|e| format!("(cannot read the file: {e})"));
+    let file_text = curator_store::read_regular_to_string(
+        &state.root().join(&rel),
+        curator_store::MAX_STATE_FILE,
+    )
+    .unwrap_or_else(|e| format!("(cannot read the file: {e})"));
     let mut fields = vec![
         ("id", o.id.to_string()),
         ("trust", o.trust.to_string()),

@@ -8,7 +8,6 @@
 //! (agent-qa's own writers produce a few hundred bytes), and a multi-megabyte body would be read
 //! into every prompt and index. The default limit is [`DEFAULT_MAX_FILE_SIZE`] (1 MiB).
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -43,7 +42,7 @@ impl From<ProblemKind> for LoadError {
 
 /// Reads the file's text, refusing what is too large or not UTF-8.
 pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {
-    let file = match File::open(path) {
+    let file = match crate::open_regular(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
         Err(e) => return Err(unreadable(e).into()),

@@ -61,7 +61,7 @@ pub(crate) fn breaker_path(root: &Path, key: &str) -> Result<PathBuf> {
 
 /// The text of `path`, `None` when it does not exist.
 fn read_optional(path: &Path) -> Result<Option<String>> {
-    match std::fs::read_to_string(path) {
+    match crate::read_regular_to_string(path, crate::MAX_STATE_FILE) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(path, e)),

@@ -521,6 +521,15 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, IndexError>) -> Result<T, IndexError
 
 /// Opens `dir` if it holds an index of the current schema version.
 fn open_current(dir: &Path) -> Option<Index> {
+    // tantivy reads these with a plain open, which a FIFO put there would block for ever:
+    // anything but a regular file (or a missing .managed.json) is a broken index, rebuilt.
+    let regular = |name: &str, required: bool| match std::fs::symlink_metadata(dir.join(name)) {
+        Ok(meta) => meta.is_file(),
+        Err(e) => !required && e.kind() == std::io::ErrorKind::NotFound,
+    };
+    if !regular("meta.json", true) || !regular(".managed.json", false) {
+        return None;
+    }
     let index = Index::open_in_dir(dir).ok()?;
     let metas = index.load_metas().ok()?;
     (metas.payload.as_deref() == Some(schema::payload().as_str())

@@ -97,7 +97,8 @@ impl Checkpoint {
         let cp = match cached {
             Some((_, cp)) => cp,
             None => {
-                let text = fs::read(&path).ok()?;
+                // Derived data: one that cannot be read (or is absurdly large) is ignored.
+                let text = crate::read_regular(&path, 16 * crate::MAX_STATE_FILE).ok()?;
                 let cp: Arc<Checkpoint> = Arc::new(serde_json::from_slice(&text).ok()?);
                 if let Ok(mut slot) = cache.0.lock() {
                     *slot = Some((id, cp.clone()));
@@ -108,7 +109,7 @@ impl Checkpoint {
         if cp.version != VERSION {
             return None;
         }
-        let mut file = fs::File::open(journal).ok()?;
+        let mut file = crate::open_regular(journal).ok()?;
         if file.metadata().ok()?.len() < cp.len {
             return None;
         }
@@ -130,7 +131,7 @@ impl Checkpoint {
     /// only under the writer lock, with no transaction open, after folding in every entry
     /// between the old `len` and the new one.
     pub(crate) fn save(&mut self, journal: &Path, len: u64) -> crate::Result<()> {
-        let mut file = fs::File::open(journal).map_err(|e| crate::Error::io(journal, e))?;
+        let mut file = crate::open_regular(journal).map_err(|e| crate::Error::io(journal, e))?;
         let Some(mark) = mark_at(&mut file, len) else {
             return Ok(()); // not at a line's end: nothing trustworthy to record
         };

@@ -222,6 +222,11 @@ fn acquire_until(
                 last_holder = holder.or(last_holder);
                 None
             }
+            // Something that is not a file (a FIFO, a folder) is never a holder's lock and
+            // never goes away by itself: waiting it out would only delay the error.
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::InvalidInput => {
+                return Err(Error::Lock { path: path.to_owned(), reason: source.to_string() });
+            }
             // agent-qa aborts here (§11.17); an unreadable lock file is worth waiting out.
             Err(err) => Some(err.to_string()),
         };
@@ -300,7 +305,7 @@ fn finish(
 ) -> Result<LockGuard> {
     let ours = identity(&file.metadata().map_err(|e| Error::io(path, e))?);
     let guard = LockGuard { path: path.to_owned(), holder, file: Some(file), identity: ours, mark };
-    let on_disk = fs::read(path).map_err(|e| Error::io(path, e))?;
+    let on_disk = crate::read_regular(path, 4096).map_err(|e| Error::io(path, e))?;
     let meta = fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
     if on_disk != content.as_bytes() || identity(&meta) != ours {
         return Err(Error::Lock {
@@ -313,7 +318,8 @@ fn finish(
 
 /// Looks at an existing lock file and deletes it if it is stale.
 fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<Seen> {
-    let mut file = match File::open(path) {
+    // Not a plain open: a FIFO put where the lock goes would block every writer for ever.
+    let mut file = match crate::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Seen::Gone),
         Err(e) => return Err(Error::io(path, e)),
@@ -359,7 +365,7 @@ fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<S
 /// lock to clear it, as the next writer would, so agent-qa (which sees only the pid) is not
 /// kept waiting for 2·T by a holder that is gone.
 pub(crate) fn left_by_dead_curator(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else { return false };
+    let Ok(file) = crate::open_regular(path) else { return false };
     file.metadata().is_ok_and(|m| m.nlink() >= 2) && file.try_lock().is_ok()
 }
 
