@@ -58,6 +58,10 @@ pub struct BreakerState {
     /// records nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<String>,
+    /// Keys this version does not know, kept on rewrite: a breaker a newer curator wrote must
+    /// not lose what it added (an older one dropping `runs` counted a retried run twice).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// How many recorded run ids a breaker remembers: far more runs than a harness retries across
@@ -449,6 +453,20 @@ mod tests {
         assert!(matches!(err, BreakerError::Corrupt { .. }), "{err}");
         let kept = std::fs::read_to_string(tmp.path().join(".curator/breaker/k.json")).unwrap();
         assert!(kept.contains("\"window\": 3"), "a corrupt window is left as it was: {kept}");
+    }
+
+    /// A breaker a newer curator wrote keeps what this version does not know (audit 9: an
+    /// older binary rewrote one without its `runs`, and a retried run was counted twice).
+    #[test]
+    fn keys_a_newer_curator_wrote_survive_a_record() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join(".curator/breaker")).unwrap();
+        let newer = r#"{"window":[],"tripped":false,"cooldown":{"until":"2027-01-01"}}"#;
+        std::fs::write(tmp.path().join(".curator/breaker/k.json"), newer).unwrap();
+        Breaker::record(tmp.path(), "k", M_FAIL, &BreakerConfig::default()).unwrap();
+        let kept = Breaker::load(tmp.path(), "k").unwrap();
+        assert_eq!(kept.window.len(), 1);
+        assert_eq!(kept.extra["cooldown"]["until"], "2027-01-01", "{kept:?}");
     }
 
     #[test]
