@@ -305,6 +305,37 @@ impl Drop for Served {
     }
 }
 
+/// A `serve` that connected before another machine's newer curator migrated the database
+/// writes nothing more into the schema it does not know (audit 9: an older server's adds got
+/// empty terms columns and were never injected again); it still answers reads.
+#[test]
+fn a_serve_refuses_writes_once_a_newer_curator_migrated_the_database() {
+    let db = db();
+    let dir = seeded("pg-migrated-under-serve", &db);
+    let served = Served::start(&dir.root(), db.url());
+    let new = json!({"tier": "products", "scope": "acme", "title": "Checkout needs a postcode",
+                     "content": "Fill it before paying.", "source_test": "t_checkout"});
+    let (status, body) = served.call("POST", "/api/v1/observations", Some(new.clone()));
+    assert_eq!(status, 201, "{body}");
+    // What the next release's migration records.
+    psql(
+        db.url(),
+        "INSERT INTO schema_version (version, name, checksum) VALUES (99, 'future', 'x')",
+    );
+    let (status, body) = served.call("POST", "/api/v1/observations", Some(new));
+    assert_eq!(status, 503, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("schema version 99") && message.contains("upgrade"), "{body}");
+    let (status, _) = served.call(
+        "POST",
+        "/api/v1/breaker/k1/record",
+        Some(json!({"outcome": "failed", "memory": "with"})),
+    );
+    assert_eq!(status, 503, "a breaker write is refused too");
+    let (status, list) = served.call("GET", "/api/v1/observations", None);
+    assert_eq!(status, 200, "{list}");
+}
+
 #[test]
 fn two_serve_processes_on_one_database_see_each_others_writes_at_once() {
     let db = db();

@@ -187,6 +187,31 @@ fn check(target: &str, recorded: &[Recorded], known: &[Migration]) -> Result<()>
     Ok(())
 }
 
+/// Holds off migrations for the rest of the caller's transaction and refuses a database that a
+/// newer curator migrated since this process connected.
+///
+/// A process checks the schema when it connects; a long-running `serve` or `mcp` of an older
+/// build would otherwise go on writing rows into a schema it does not know, leaving the
+/// columns a newer curator derives on write empty or stale, so those rows were never found
+/// again (audit 9). Every write transaction first takes the migrations' advisory lock shared
+/// (a migration takes it exclusive), so a write either finishes before a migration starts or
+/// sees the version it recorded and is refused: `Some((found, known))` then.
+pub(crate) async fn guard_schema(
+    tx: &impl GenericClient,
+) -> std::result::Result<Option<(i32, i32)>, tokio_postgres::Error> {
+    let row = tx
+        .query_one(
+            "SELECT pg_advisory_xact_lock_shared($1)::text, \
+             (SELECT max(version) FROM schema_version)",
+            &[&MIGRATION_LOCK],
+        )
+        .await?;
+    Ok(row
+        .get::<_, Option<i32>>(1)
+        .filter(|&found| found > SCHEMA_VERSION)
+        .map(|found| (found, SCHEMA_VERSION)))
+}
+
 /// The status without changing anything; still refuses a newer or edited database.
 pub(crate) async fn status(
     client: &impl GenericClient,

@@ -57,6 +57,7 @@ impl PgStore {
             let record = decide(seen.as_ref())?;
             let mut client = self.client()?;
             let tx = self.block_on(client.transaction()).map_err(|e| Self::db_error(what(), e))?;
+            self.guard_schema(&tx)?;
             let rows = self
                 .block_on(async {
                     tx.execute(
@@ -153,6 +154,7 @@ impl PgStore {
         let mut client = self.client()?;
         let what = || format!("updating breaker {key}");
         let tx = self.block_on(client.transaction()).map_err(|e| Self::db_error(what(), e))?;
+        self.guard_schema(&tx)?;
         let current = self
             .block_on(async {
                 tx.execute(

@@ -351,6 +351,26 @@ impl PgStore {
         rt.block_on(fut)
     }
 
+    /// [`migrate::guard_schema`] for a write transaction of this store: a database another
+    /// machine's newer curator migrated since this process connected is refused, naming the
+    /// remedy, instead of receiving rows shaped for the old schema.
+    pub(crate) fn guard_schema(&self, tx: &deadpool_postgres::Transaction<'_>) -> Result<()> {
+        let newer = self
+            .block_on(migrate::guard_schema(tx))
+            .map_err(|e| Self::db_error("checking the schema version", e))?;
+        match newer {
+            None => Ok(()),
+            Some((found, supported)) => Err(Error::Database {
+                what: "writing".into(),
+                source: Box::new(PgError::SchemaTooNew {
+                    target: format!("{} (migrated while this process ran)", self.target),
+                    found,
+                    supported,
+                }),
+            }),
+        }
+    }
+
     /// Wraps a driver error of operation `what`.
     pub(crate) fn db_error(what: impl Into<String>, e: tokio_postgres::Error) -> Error {
         Error::Database { what: what.into(), source: Box::new(e) }
@@ -372,6 +392,7 @@ impl PgStore {
             self.block_on(tx.batch_execute(&set))
                 .map_err(|e| Self::db_error("setting the lock timeout", e))?;
         }
+        self.guard_schema(&tx)?;
         let mut ptx = PgTransaction::new(self, tx, run_id);
         let result = ptx.lock_run().and_then(|()| body(&mut ptx));
         let (tx, aborted) = ptx.finish();
