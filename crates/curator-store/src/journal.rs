@@ -248,6 +248,21 @@ fn parse_line(line: &[u8]) -> std::result::Result<Line, serde_json::Error> {
     }
 }
 
+/// Why a journal line does not read. A line naming an action or a field this version does not
+/// know is most likely a newer curator's (a fleet upgraded one machine at a time shares the
+/// root): said so, because the remedy for damage, removing the line, would lose that history.
+fn unreadable_line(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    if message.contains("unknown variant") {
+        format!(
+            "{message}: a newer curator probably wrote this line; upgrade curator on this machine \
+             instead of editing the journal"
+        )
+    } else {
+        message
+    }
+}
+
 /// The journal file of one memory root.
 #[derive(Debug, Clone)]
 pub(crate) struct Journal {
@@ -421,7 +436,7 @@ impl Journal {
             match parse_line(line.strip_suffix(b"\n").unwrap_or(&line)) {
                 Ok(Line::Entry(entry)) => entries.push(*entry),
                 Ok(Line::End(_)) => return Err(bad("the checkpoint names an end marker".into())),
-                Err(e) => return Err(bad(e.to_string())),
+                Err(e) => return Err(bad(unreadable_line(&e))),
             }
         }
         Ok(entries)
@@ -505,7 +520,7 @@ impl Journal {
                     return Err(Error::Journal {
                         path: self.path.clone(),
                         line: number(i, line_start),
-                        reason: e.to_string(),
+                        reason: unreadable_line(&e),
                     });
                 }
             }
@@ -525,7 +540,7 @@ impl Journal {
                     return Err(Error::Journal {
                         path: self.path.clone(),
                         line: number(i, line_start),
-                        reason: e.to_string(),
+                        reason: unreadable_line(&e),
                     });
                 }
             }
@@ -658,9 +673,10 @@ impl Journal {
                             path: self.path.clone(),
                             line: self.line_number_at(start + (begin + line_start) as u64)?,
                             reason: format!(
-                                "not a journal entry or end marker ({e}); curator writes nothing \
+                                "not a journal entry or end marker ({}); curator writes nothing \
                                  until this line is fixed or removed, since it cannot tell \
-                                 whether the change before it was finished"
+                                 whether the change before it was finished",
+                                unreadable_line(&e)
                             ),
                         });
                     }

@@ -112,6 +112,22 @@ fn a_bad_line_in_the_middle_is_reported_by_number() {
     assert!(matches!(journal.read(&JournalFilter::default()), Err(Error::Journal { line: 1, .. })));
 }
 
+/// A line a newer curator wrote (an action this version does not know) is named as such, not
+/// as damage to remove (audit 9: removing it loses the newer curator's history).
+#[test]
+fn a_line_of_a_newer_curator_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    journal.append(&entry("obs_a", None)).unwrap();
+    let line =
+        serde_json::to_string(&entry("obs_b", None)).unwrap().replace("\"add\"", "\"quarantine\"");
+    let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
+    f.write_all(format!("{line}\n").as_bytes()).unwrap();
+    let msg = journal.read(&JournalFilter::default()).unwrap_err().to_string();
+    assert!(msg.contains("line 2:") && msg.contains("quarantine"), "{msg}");
+    assert!(msg.contains("a newer curator probably wrote this line"), "{msg}");
+}
+
 #[test]
 fn a_bad_complete_last_line_stops_writes_naming_its_line_and_the_remedy() {
     let dir = tempfile::tempdir().unwrap();
