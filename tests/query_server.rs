@@ -278,3 +278,29 @@ fn serve_json_prints_where_it_listens_on_one_line() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A root given as a symlink (a deploy's `current` link) is pinned at start: serve says so,
+/// since a re-pointed link is followed by fresh `curator query` processes and not by it
+/// (audit 9).
+#[test]
+fn a_symlinked_root_is_named_as_pinned_at_start() {
+    let dir = Dir::new("serve-linked-root");
+    let link = dir.path().join("current");
+    std::os::unix::fs::symlink(dir.root(), &link).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("curator"))
+        .env_remove("CURATOR_ROOT")
+        .arg("--root")
+        .arg(&link)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn curator serve");
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let pinned = lines.map_while(Result::ok).find(|l| l.contains("is a symlink to"));
+    let _ = child.kill();
+    let _ = child.wait();
+    let pinned = pinned.expect("serve names the link");
+    assert!(pinned.contains("until it restarts"), "{pinned}");
+}

@@ -150,6 +150,21 @@ pub(crate) fn run(ctx: &Context, args: &ServeArgs) -> Result<ExitCode> {
             ),
             None => {}
         }
+        if ctx.store == StoreChoice::Files
+            && std::fs::symlink_metadata(&ctx.root).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            // The store and its watches hold the folder the link named at start; a deploy that
+            // re-points the link is not followed until a restart (a fresh `curator query`
+            // follows it at once), so say so rather than serve the old folder unannounced.
+            let target = std::fs::canonicalize(&ctx.root).unwrap_or_else(|_| ctx.root.clone());
+            crate::output::note!(
+                "curator serve: the memory root {} is a symlink to {}; this server serves {} \
+                 until it restarts, even if the link is re-pointed",
+                ctx.root.display(),
+                target.display(),
+                target.display()
+            );
+        }
         server.run(stop).await
     })?;
     // Dropping the runtime waits for blocking store work still running, so no write is cut.
