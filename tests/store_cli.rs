@@ -551,3 +551,21 @@ fn show_escapes_control_characters_for_the_terminal() {
         serde_json::from_str(&dir.curator(&["--json", "show", ID_A]).stdout()).unwrap();
     assert_eq!(json["title"], "Red \u{1b}[31mbanner");
 }
+
+/// A scope folder or observation file whose name is not UTF-8 can name no scope or id, so
+/// what it holds is never served; `lint` names it instead of skipping it silently (audit 9).
+#[test]
+fn lint_names_folders_and_files_whose_names_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = Dir::new("lint-not-utf8");
+    let folder = dir.root().join("products").join(std::ffi::OsStr::from_bytes(b"bad\xff"));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join(format!("{ID_A}.md")), observation_file(ID_A, "A", "0.5", "a"))
+        .unwrap();
+    let file = dir.root().join("products/shop").join(std::ffi::OsStr::from_bytes(b"obs_\xfe.md"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "x").unwrap();
+    let (out, _) = dir.curator(&["lint"]).expect_code(3);
+    assert!(out.contains("scope folder name is not UTF-8"), "{out}");
+    assert!(out.contains("file name is not UTF-8"), "{out}");
+}

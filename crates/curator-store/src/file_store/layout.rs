@@ -83,7 +83,10 @@ fn walk_tier(root: &Path, tier: Tier, walk: &mut Walk) {
         Ok(entries) => entries,
         Err(kind) => return walk.problems.push(problem(&tier_dir, None, kind)),
     };
-    for name in entries {
+    for path in entries.not_utf8.iter().filter(|p| p.is_dir()) {
+        walk.problems.push(problem(path, None, not_utf8("scope folder")));
+    }
+    for name in entries.utf8 {
         let path = tier_dir.join(&name);
         if is_observation_name(name.as_bytes()) && !path.is_dir() {
             let kind = ProblemKind::Misplaced(format!(
@@ -136,10 +139,16 @@ pub(crate) fn walk_scope(root: &Path, tier: Tier, scope: ScopeName, dir: &Path, 
         scope: Some(scope.clone()),
         problem: Problem { path: path.to_owned(), kind },
     };
-    let mut names = match read_names(dir) {
-        Ok(names) => names,
+    let (mut names, others) = match read_names(dir) {
+        Ok(names) => (names.utf8, names.not_utf8),
         Err(kind) => return walk.problems.push(problem(dir, kind)),
     };
+    for path in others
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n.as_encoded_bytes().starts_with(b"obs_")))
+    {
+        walk.problems.push(problem(path, not_utf8("file")));
+    }
     // A temp file whose writer died is never served but is worth a line in `lint` (issue 13):
     // the next writer removes the temps of the transaction it recovers.
     for name in names.iter().filter(|n| n.starts_with('.')) {
@@ -169,24 +178,30 @@ pub(crate) fn walk_scope(root: &Path, tier: Tier, scope: ScopeName, dir: &Path, 
     }
 }
 
-/// File names in `dir`. A name that is not UTF-8 cannot be an id or a scope, but one that
-/// looks like an observation is still reported rather than dropped.
-fn read_names(dir: &Path) -> Result<Vec<String>, ProblemKind> {
+/// The entries of a folder: the UTF-8 names, and the paths of those that are not (which can
+/// name neither an id nor a scope, so agent-qa cannot serve what they hold either).
+struct Names {
+    utf8: Vec<String>,
+    not_utf8: Vec<PathBuf>,
+}
+
+fn read_names(dir: &Path) -> Result<Names, ProblemKind> {
     let entries = fs::read_dir(dir).map_err(|e| ProblemKind::Unreadable(e.to_string()))?;
-    let mut names = Vec::new();
+    let mut names = Names { utf8: Vec::new(), not_utf8: Vec::new() };
     for entry in entries {
         let entry = entry.map_err(|e| ProblemKind::Unreadable(e.to_string()))?;
         match entry.file_name().into_string() {
-            Ok(name) => names.push(name),
-            Err(raw) => {
-                let lossy = raw.to_string_lossy().into_owned();
-                if lossy.starts_with("obs_") {
-                    tracing::warn!(dir = %dir.display(), name = %lossy, "file name is not UTF-8");
-                }
-            }
+            Ok(name) => names.utf8.push(name),
+            Err(_) => names.not_utf8.push(entry.path()),
         }
     }
     Ok(names)
+}
+
+/// Why a name that is not UTF-8 is not read: `lint` names it, so memory in a folder or file
+/// named so is not skipped without a word.
+fn not_utf8(what: &str) -> ProblemKind {
+    ProblemKind::Misplaced(format!("{what} name is not UTF-8: it can name no scope or id"))
 }
 
 /// Metadata of `path` (following symlinks) when it exists and resolves under `root`;
