@@ -722,5 +722,7 @@ fn group(entries: Vec<JournalEntry>) -> Vec<OpenTransaction> {
 }
 
 mod checkpoint;
+mod page;
+pub use page::JournalPage;
 #[cfg(test)]
 mod tests;

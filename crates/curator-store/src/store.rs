@@ -13,7 +13,7 @@ use curator_core::{Observation, ObservationId, ScopeName, Tier, codec::ParseErro
 
 use crate::evidence::{EvidenceQuery, EvidenceView, RunEvidence};
 use crate::index::{Hit, SearchRequest};
-use crate::journal::{JournalEntry, JournalFilter};
+use crate::journal::{JournalEntry, JournalFilter, JournalPage};
 use crate::run_state::RunSession;
 use crate::{Error, Result};
 
@@ -254,6 +254,23 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Journal entries of committed transactions, oldest first.
     fn journal(&self, filter: &JournalFilter) -> Result<Vec<JournalEntry>>;
+
+    /// The newest committed entries passing `filter` (newest first, `offset` skipped, at most
+    /// `limit`) and their total: what a page of history shows. The file store reads it from
+    /// the journal's end and keeps only the page, so a page costs no memory in proportion to
+    /// the history; this default reads every entry.
+    fn journal_page(
+        &self,
+        filter: &JournalFilter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<JournalPage> {
+        let mut entries = self.journal(filter)?;
+        let total = entries.len();
+        entries.reverse();
+        let entries = entries.into_iter().skip(offset).take(limit).collect();
+        Ok(JournalPage { total, entries })
+    }
 
     /// Checks that every journal line can be read, naming the first that cannot. A filtered
     /// read skips the lines it does not ask for without reading them, so a change that must

@@ -38,9 +38,8 @@ async fn journal(
     }
     let offset = params.offset.unwrap_or(0);
     let filter = JournalFilter { id: params.id, run_id: params.run_id };
-    let mut entries = blocking(&state, move |s| Ok(s.store().journal(&filter)?)).await?;
-    let total = entries.len();
-    entries.reverse();
-    let page: Vec<_> = entries.into_iter().skip(offset).take(limit).collect();
-    Ok(Json(json!({ "total": total, "offset": offset, "limit": limit, "entries": page })))
+    let page =
+        blocking(&state, move |s| Ok(s.store().journal_page(&filter, offset, limit)?)).await?;
+    let (total, entries) = (page.total, page.entries);
+    Ok(Json(json!({ "total": total, "offset": offset, "limit": limit, "entries": entries })))
 }

@@ -408,6 +408,15 @@ impl Store for FileStore {
         self.journal.check()
     }
 
+    fn journal_page(
+        &self,
+        filter: &JournalFilter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<crate::JournalPage> {
+        self.journal.page(filter, offset, limit)
+    }
+
     /// Takes the lock only when the journal ends in an open transaction, a dead writer left a
     /// temp of the lock file, or a dead curator left the lock itself (taking the lock removes
     /// those), so a `lint` of a healthy root writes nothing.

@@ -350,3 +350,50 @@ fn the_checkpoint_answers_as_the_whole_journal_does_and_is_dropped_when_the_jour
     fs::write(journal.path(), &other).unwrap();
     assert!(Checkpoint::load(journal.path(), &Default::default()).is_none());
 }
+
+/// A page read backwards from the end holds exactly what reading every entry and taking the
+/// newest would: over legacy lines, committed, rolled-back and open transactions, a torn last
+/// line, entries long enough to span the backward reader's chunks, and every filter.
+#[test]
+fn a_page_read_from_the_end_equals_the_newest_of_a_full_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::for_root(dir.path());
+    let big = "y".repeat(300 * 1024); // longer than one backward chunk
+    journal.append(&entry("obs_legacy", Some("r0"))).unwrap();
+    for i in 0..30 {
+        let txn = format!("t{i}");
+        let run = format!("r{}", i % 4);
+        for id in ["obs_a", "obs_b", "obs_c"].iter().take(1 + i % 3) {
+            let mut e = JournalEntry { run_id: Some(run.clone()), ..in_txn(id, &txn) };
+            if i % 7 == 3 {
+                e.reasoning = big.clone();
+            }
+            journal.append(&e).unwrap();
+        }
+        let outcome = if i % 5 == 4 { End::Rollback } else { End::Commit };
+        journal.append_end(&EndMarker { run_id: Some(run), ..end(outcome, &txn) }).unwrap();
+    }
+    journal.append(&in_txn("obs_open", "t_open")).unwrap(); // never ended
+    let mut f = OpenOptions::new().append(true).open(journal.path()).unwrap();
+    f.write_all(b"{\"time\":\"torn").unwrap();
+    let filters = [
+        JournalFilter::default(),
+        JournalFilter { id: Some("obs_b".into()), run_id: None },
+        JournalFilter { id: None, run_id: Some("r2".into()) },
+        JournalFilter { id: Some("obs_a".into()), run_id: Some("r1".into()) },
+        JournalFilter { id: Some("obs_none".into()), run_id: None },
+    ];
+    for filter in &filters {
+        let mut all = journal.read(filter).unwrap();
+        all.reverse();
+        for (offset, limit) in [(0, 1), (0, 50), (3, 4), (10, 100), (200, 5)] {
+            let page = journal.page(filter, offset, limit).unwrap();
+            assert_eq!(page.total, all.len(), "{filter:?}");
+            let want: Vec<_> = all.iter().skip(offset).take(limit).cloned().collect();
+            assert_eq!(page.entries, want, "{filter:?} {offset} {limit}");
+        }
+    }
+    assert!(journal.page(&filters[0], 0, 10).unwrap().entries.iter().all(|e| e.id != "obs_open"));
+    let missing = Journal::for_root(&dir.path().join("none"));
+    assert_eq!(missing.page(&filters[0], 0, 10).unwrap(), JournalPage::default());
+}
