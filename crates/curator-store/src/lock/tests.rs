@@ -247,8 +247,15 @@ fn the_next_holder_removes_temps_of_dead_waiters_only() {
     File::options().write(true).open(&dead).unwrap().set_modified(old).unwrap();
     let reported = dead_temps(&path, &SystemProbe);
     assert_eq!(reported, [DeadTemp { path: dead.clone(), pid: 4_000_000_000 }]);
+    // A take that never found the lock held does not look: a waiter can only have died here
+    // while someone held it (and `lint` sweeps the root's lock folder).
     let guard = acquire_lock(&path, &opts(1000)).unwrap();
-    assert!(!dead.exists(), "a dead waiter's temp is removed by the next holder");
+    assert!(dead.exists(), "an uncontended take lists no folder");
+    guard.release().unwrap();
+    // A take that found it held (here by a dead agent-qa holder) sweeps the temps.
+    fs::write(&path, foreign(4_000_000_001, Duration::ZERO)).unwrap();
+    let guard = acquire_lock(&path, &opts(1000)).unwrap();
+    assert!(!dead.exists(), "a dead waiter's temp is removed by the next holder that waited");
     assert!(live.exists(), "a live waiter's temp is left alone");
     guard.release().unwrap();
     // A holder that died leaves its lock file and its second name: both are leftovers, and
