@@ -403,3 +403,24 @@ fn an_observation_that_cannot_be_read_leaves_the_run_unapplied_for_a_retry() {
     );
     assert!(std::fs::read_to_string(&file).unwrap().contains("trust: 0.4\n"), "penalised once");
 }
+
+/// A run's `injected` list reaches only the run's own scopes: an id of another product was
+/// never injected into this run, and a forged list moved that product's trust (audit 9).
+#[test]
+fn an_injected_id_of_another_product_is_ignored() {
+    let dir = seeded("curate-foreign-injected");
+    dir.write(
+        &format!("products/bank/{}.md", crate::util::ID_C),
+        observation_file(crate::util::ID_C, "Bank login", "1", "Uses a card reader."),
+    );
+    let run = dir.path().join("run.json");
+    let steps = json!([{"name": "Log in", "status": "failed", "error": "timeout",
+                        "injected": [crate::util::ID_C, ID_A]}]);
+    std::fs::write(&run, run_record("r_forged", "failed", steps)).unwrap();
+    let (stdout, _) = dir.curator(&["curate", run.to_str().unwrap()]).expect_code(0);
+    assert!(stdout.contains("lives in products/bank, outside this run's"), "{stdout}");
+    let bank = dir.read(&format!("products/bank/{}.md", crate::util::ID_C));
+    assert!(bank.contains("trust: 1\n"), "another product's trust is untouched: {bank}");
+    let own = dir.read(&format!("products/acme/{ID_A}.md"));
+    assert!(!own.contains("trust: 0.5\n"), "the run's own injection is still judged: {own}");
+}

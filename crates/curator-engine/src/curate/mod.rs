@@ -171,8 +171,10 @@ pub fn curate(
     let ablation = record.ablation.filter(|_| options.ablation_enabled);
     let case = curate_case(record, options);
     let auto_review = options.review == ReviewMode::Auto;
-    let run = evidence::run_evidence(record, &run_id, &now, ablation);
     let mut log = MemoryLog::new(run_id.clone(), case);
+    let owned = own_injections(store, record, &mut log)?;
+    let record = owned.as_ref().unwrap_or(record);
+    let run = evidence::run_evidence(record, &run_id, &now, ablation);
     let finish = |mut log: MemoryLog| {
         log.curator_duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(log)
@@ -281,6 +283,62 @@ pub fn curate(
         log.generation = None;
     }
     finish(log)
+}
+
+/// `record` with the injected ids that live outside its scopes dropped (`None`: none do).
+///
+/// A step's memory comes from the run's product folder, its test folder and a suite folder
+/// (the record's suite, or any when it names none): an id another product holds was never
+/// injected into this run, and believing the list as sent let a forged record contradict or
+/// confirm any observation of the root (audit 9). Each id dropped is one line of the log's
+/// errors. An id found nowhere is kept: agent-qa reports it as not found.
+fn own_injections(
+    store: &dyn Store,
+    record: &RunRecord,
+    log: &mut MemoryLog,
+) -> Result<Option<RunRecord>, CurateError> {
+    let owns = |tier: Tier, scope: &curator_core::ScopeName| match tier {
+        Tier::Products => *scope == record.product,
+        Tier::Tests => *scope == record.test.id,
+        Tier::Suites => record.suite.as_ref().is_none_or(|s| *scope == s.id),
+    };
+    let mut foreign: Vec<(String, String)> = Vec::new();
+    for raw in record.all_injected() {
+        let Ok(id) = curator_core::ObservationId::parse(&raw) else { continue };
+        let place = match store.get(&id) {
+            Ok(stored) => Some(stored),
+            Err(curator_store::Error::NotFound { .. }) => match store.get_pending(&id) {
+                Ok(found) => found,
+                Err(curator_store::Error::Unsupported { .. }) => None,
+                Err(e) => return Err(CurateError::Store(e)),
+            },
+            // A file that does not parse or a duplicated id: reported where the change would be.
+            Err(e) if !e.is_environmental() => None,
+            Err(e) => return Err(CurateError::Store(e)),
+        };
+        if let Some(stored) = place.filter(|s| !owns(s.tier, &s.scope)) {
+            foreign.push((raw, format!("{}/{}", stored.tier.dir_name(), stored.scope)));
+        }
+    }
+    if foreign.is_empty() {
+        return Ok(None);
+    }
+    let mut own = record.clone();
+    for step in &mut own.steps {
+        if let Some(ids) = &mut step.injected {
+            ids.retain(|id| !foreign.iter().any(|(f, _)| f == id));
+        }
+        if step.probation.as_ref().is_some_and(|p| foreign.iter().any(|(f, _)| f == p)) {
+            step.probation = None;
+        }
+    }
+    for (raw, place) in foreign {
+        log.errors.push(format!(
+            "Injected observation {raw} lives in {place}, outside this run's product, suite and \
+             test: ignored"
+        ));
+    }
+    Ok(Some(own))
 }
 
 /// Whether an application of `run_id` stands in the journal `read` shows; fills the log's
