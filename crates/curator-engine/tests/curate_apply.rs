@@ -165,12 +165,28 @@ both!(an_unknown_id_is_a_log_error_and_changes_nothing, |store| {
     assert_eq!(changes, journal_before);
 });
 
-both!(an_injected_id_from_another_scope_is_known, |store| {
+both!(an_injected_id_from_another_scope_is_known_under_agent_qas_policy, |store| {
+    let other = id("hotel");
+    seed(store, Tier::Products, "globex", &observation(&other, "T", "C", 0.5));
+    let record = RunRecord::from_value(&passed(&[&other])).unwrap();
+    let provider = ExplicitProvider::new(Decisions::from_value(&update(&other)).unwrap());
+    let parity =
+        CurateOptions { policy: curator_engine::curate::BlamePolicy::AgentQa, ..options() };
+    let log = curate(store, &record, &provider, &parity).unwrap();
+    assert!(log.errors.is_empty(), "{:?}", log.errors);
+    assert_eq!(get(store, &other).unwrap().observation.trust, 0.55);
+});
+
+// The evidence policy (the default) believes an injection only in the run's own scopes: an
+// id another product holds was never given to this run (a forged list, audit 9).
+both!(an_injected_id_from_another_product_is_ignored_by_default, |store| {
     let other = id("hotel");
     seed(store, Tier::Products, "globex", &observation(&other, "T", "C", 0.5));
     let log = run(store, passed(&[&other]), update(&other));
-    assert!(log.errors.is_empty(), "{:?}", log.errors);
-    assert_eq!(get(store, &other).unwrap().observation.trust, 0.55);
+    assert_eq!(log.errors.len(), 2, "{:?}", log.errors);
+    assert!(log.errors[0].contains("lives in products/globex"), "{:?}", log.errors);
+    assert_eq!(log.errors[1], format!("Unknown observation ID for update: {other}"));
+    assert_eq!(get(store, &other).unwrap().observation.trust, 0.5);
 });
 
 both!(a_known_id_deleted_meanwhile_is_not_found, |store| {

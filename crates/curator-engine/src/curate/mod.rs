@@ -172,7 +172,12 @@ pub fn curate(
     let case = curate_case(record, options);
     let auto_review = options.review == ReviewMode::Auto;
     let mut log = MemoryLog::new(run_id.clone(), case);
-    let owned = own_injections(store, record, &mut log)?;
+    // agent-qa believes the list as sent (an injected id is always known, §11.6): kept as
+    // is under its policy.
+    let owned = match options.policy {
+        BlamePolicy::AgentQa => None,
+        BlamePolicy::Evidence => own_injections(store, record, &mut log)?,
+    };
     let record = owned.as_ref().unwrap_or(record);
     let run = evidence::run_evidence(record, &run_id, &now, ablation);
     let finish = |mut log: MemoryLog| {
