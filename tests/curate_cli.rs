@@ -424,3 +424,24 @@ fn an_injected_id_of_another_product_is_ignored() {
     let own = dir.read(&format!("products/acme/{ID_A}.md"));
     assert!(!own.contains("trust: 0.5\n"), "the run's own injection is still judged: {own}");
 }
+
+/// A run id names one run: a record with another verdict under an applied run id is refused,
+/// not answered "already applied" while its verdict is lost (audit 9: an agent's early "passed"
+/// record pre-empted the harness's real failure). The same record again is still a retry.
+#[test]
+fn a_record_with_another_verdict_under_an_applied_run_id_is_refused() {
+    let dir = seeded("curate-conflict");
+    let passed = dir.path().join("passed.json");
+    let step = |status: &str| json!([{"name": "Log in", "status": status, "injected": [ID_A]}]);
+    std::fs::write(&passed, run_record("r_same", "passed", step("passed"))).unwrap();
+    dir.curator(&["curate", passed.to_str().unwrap()]).expect_code(0);
+    let (_, retry) = dir.curator(&["curate", passed.to_str().unwrap()]).expect_code(0);
+    assert!(retry.contains("already applied"), "{retry}");
+    let failed = dir.path().join("failed.json");
+    std::fs::write(&failed, run_record("r_same", "failed", step("failed"))).unwrap();
+    let (stdout, stderr) =
+        dir.curator(&["--json", "curate", failed.to_str().unwrap()]).expect_code(1);
+    assert!(stderr.contains("was applied from a record that reported passed"), "{stderr}");
+    assert_eq!(json_of(&stdout)["error"]["code"], "run_conflict", "{stdout}");
+    assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.55\n"), "unchanged");
+}

@@ -17,7 +17,7 @@ passed run whose step had that injection, and the trust change it caused (0.5 ->
 back with get_observation); plus bad input answered as a tool error (isError), an unknown id,
 propose_decisions (its add waits in the review queue: list_pending shows it, review_pending
 approves it only where the server allows review over MCP), list_observations,
-observation_history / undo_run, and the harness tools (a call's own state_dir is
+observation_history / undo_run (refused where review is), and the harness tools (a call's own state_dir is
 accepted over stdio, refused over HTTP). The SDK validates every structured result against
 the tool's advertised output schema, so a schema that lies fails here.
 
@@ -252,6 +252,11 @@ async def scenario(
         mine = [e for e in entries if e["run_id"] == run_id]
         assert [e["action"] for e in mine] == ["confirm"], entries
         assert mine[0]["reasoning"].startswith("Injected into step 1 "), mine
+        if not label.endswith("auto"):
+            # An agent's own server may not undo: an undo reverts a person's decisions too.
+            refused = error_of(await client.call_tool("undo_run", {"run_id": run_id}))
+            assert refused["code"] == "review_not_allowed", refused
+            return
         undone = structured(await client.call_tool("undo_run", {"run_id": run_id}))
         assert undone["generation"] == 1 and undone["reverted"], undone
         got = structured(await client.call_tool("get_observation", {"id": REVIEWS}))

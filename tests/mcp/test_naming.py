@@ -210,7 +210,8 @@ async def run_all() -> Results:
         try:
             params = StdioServerParameters(
                 command=binary,
-                args=["--root", str(roots["mcp"]), "mcp", "--state-dir", str(roots["mcp-state"])],
+                # A person's client: undo (like review) is refused to an agent's.
+                args=["--root", str(roots["mcp"]), "mcp", "--allow-review", "--state-dir", str(roots["mcp-state"])],
                 env=env,
             )
             with anyio.fail_after(120):

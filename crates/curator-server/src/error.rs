@@ -190,6 +190,7 @@ impl Classify for CurateError {
             CurateError::Store(s) => s.classify(),
             CurateError::AfterAnswer { source, .. } => source.classify(),
             CurateError::Provider(p) => p.classify(),
+            CurateError::Conflict { .. } => (StatusCode::CONFLICT, "run_conflict"),
             _ => INTERNAL,
         }
     }

@@ -172,7 +172,8 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
         ("/runs/{run_id}/finish", "post", Op {
             summary: "Finish a run: run record (+ optional decisions) → curator → MemoryLog",
             params: vec![run_param()], body: Some(json_body(schema_ref("Finish"), true)),
-            status: "200", result: schema_ref("MemoryLog"), errors: &[BAD, TOO_LARGE, LOCKED],
+            status: "200", result: schema_ref("MemoryLog"),
+            errors: &[BAD, ("409", "run_conflict: the run id was applied from a record with another verdict"), TOO_LARGE, LOCKED],
         }.build()),
         ("/runs/{run_id}/undo", "post", Op {
             summary: "Revert every change of a run, if the files are still as it left them (a run already undone: 200, already_applied true, nothing changed)",

@@ -106,6 +106,15 @@ pub enum CurateError {
     /// Listing the run's observations, taking the lock or writing failed as a whole.
     #[error("Curator error: {0}")]
     Store(#[from] curator_store::Error),
+    /// The run id was applied from a record with another verdict (another status, ablation
+    /// or step outcome): a run id names one run, so this record is not applied, and says so,
+    /// rather than being answered "already applied" while its verdict is lost.
+    #[error(
+        "run {run_id} was applied from a record that reported {applied}; this record reports \
+         {sent}: not applied (a run id names one run: `curator undo {run_id}` first to apply \
+         another verdict)"
+    )]
+    Conflict { run_id: String, applied: String, sent: String },
     /// Taking the lock or writing failed after an LLM answered: nothing was applied, but the
     /// tokens of the answer were spent (the MemoryLog of the unapplied run reports them).
     #[error("Curator error: {source}")]
@@ -187,7 +196,8 @@ pub fn curate(
     // A retry is answered before the provider is asked; the check under the lock decides. It
     // leaves the record kept by the application that stands: a record sent again under the
     // same run id, with other content, must not replace what the UI shows for that run.
-    if already_applied(&mut |f| store.journal(f), &run_id, &mut log)? {
+    if let Some(standing) = already_applied(&mut |f| store.journal(f), &run_id, &mut log)? {
+        same_verdict(&standing, &run)?;
         return finish(log);
     }
     // What the run reported is kept before it is applied, so even a run that changes nothing
@@ -214,11 +224,13 @@ pub fn curate(
     };
     let before = log.clone();
     let spent = log.token_usage;
+    let mut conflict = None;
     let applied = store.transact(Some(&run_id), &mut |tx| {
         // A database store may run the body again after a serialization failure: start each
         // attempt from the log as it was, so no delta is counted twice.
         log = before.clone();
-        if already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
+        if let Some(standing) = already_applied(&mut |f| tx.journal(f), &run_id, &mut log)? {
+            conflict = same_verdict(&standing, &run).err();
             return Ok(());
         }
         // Recorded in this transaction, so it stands or falls with the run's application:
@@ -276,6 +288,9 @@ pub fn curate(
             None => Ok(()),
         }
     });
+    if let Some(conflict) = conflict {
+        return Err(conflict);
+    }
     if let Err(source) = applied {
         return Err(match spent {
             Some(token_usage) => CurateError::AfterAnswer { source: Box::new(source), token_usage },
@@ -346,25 +361,48 @@ fn own_injections(
     Ok(Some(own))
 }
 
-/// Whether an application of `run_id` stands in the journal `read` shows; fills the log's
-/// `already_applied` and `generation` either way (the generation this call would write).
+/// A retry must report what the standing application of its run id did: the outcome evidence
+/// journaled with that application (run status, ablation, each step's status) against the
+/// record's. An application journaled before evidence was kept is not compared.
+fn same_verdict(
+    standing: &crate::runs::Application,
+    sent: &curator_store::evidence::RunEvidence,
+) -> Result<(), CurateError> {
+    let Some(applied) = standing.entries.iter().find_map(|e| e.evidence.as_ref()) else {
+        return Ok(());
+    };
+    let verdict = |run: &curator_store::evidence::RunEvidence| {
+        let steps: Vec<&str> = run.steps.iter().map(|s| s.status.as_str()).collect();
+        let ablation =
+            run.ablation.as_deref().map(|a| format!(", ablation {a}")).unwrap_or_default();
+        format!("{} for test {}{ablation}, steps [{}]", run.status, run.test, steps.join(", "))
+    };
+    let (applied, sent_verdict) = (verdict(applied), verdict(sent));
+    if applied == sent_verdict {
+        return Ok(());
+    }
+    Err(CurateError::Conflict { run_id: sent.run_id.clone(), applied, sent: sent_verdict })
+}
+
+/// The application of `run_id` that stands in the journal `read` shows, if any; fills the
+/// log's `already_applied` and `generation` either way (the generation this call would write).
 fn already_applied(
     read: &mut dyn FnMut(
         &curator_store::JournalFilter,
     ) -> curator_store::Result<Vec<curator_store::JournalEntry>>,
     run_id: &str,
     log: &mut MemoryLog,
-) -> curator_store::Result<bool> {
+) -> curator_store::Result<Option<crate::runs::Application>> {
     let run = RunApplications::load(read, run_id)?;
     match run.standing() {
         Some(app) => {
             log.already_applied = true;
             log.generation = Some(app.generation);
-            Ok(true)
+            Ok(Some(app.clone()))
         }
         None => {
             log.generation = Some(run.next_generation());
-            Ok(false)
+            Ok(None)
         }
     }
 }

@@ -105,8 +105,11 @@ pub(crate) fn tools() -> Vec<Tool> {
              MEMO:; new observations wait in the review queue); a failed run lowers the trust \
              of what the evidence blames for it. Steps without an injected list take what \
              query_memory recorded for run_id. A run is applied once: recording it again (a \
-             retry) changes nothing and returns already_applied: true; a run without run_id is \
-             named by its content.",
+             retry) changes nothing and returns already_applied: true, while a record with \
+             another verdict under an applied run_id is refused (run_conflict); a run without \
+             run_id is named by its content. Unless this server allows review, the record is \
+             the agent's own word: its probation results approve no proposal, and a run a \
+             person undid is not applied again (run_undone).",
             Effect::Write,
         ),
         tool::<ProposeDecisionsInput, MemoryLogOut>(
@@ -156,7 +159,8 @@ pub(crate) fn tools() -> Vec<Tool> {
              whole, changing nothing, when any of those files changed after the run \
              (undo_conflict, naming the file) or when the run is not in the journal \
              (unknown_run); an invalid run id is invalid_run_id. Changes observation files \
-             and the journal.",
+             and the journal. Refused (review_not_allowed) unless this server allows review: \
+             an undo reverts a person's decisions as readily as a run's.",
             Effect::Write,
         ),
         tool::<ListPendingInput, PendingOut>(

@@ -118,6 +118,18 @@ pub(crate) fn observation_history(
 
 /// `undo_run`: the engine's undo of the run's newest standing application.
 pub(crate) fn undo_run(ctx: &ToolContext, input: UndoRunInput) -> Result<UndoRunOutput, ApiError> {
+    // Undoing reverts a person's decisions as readily as a run's (a reject, an `rm`): it is a
+    // review decision, refused where review is (audit 9: an agent undid a person's reject and
+    // its rejected text was back on probation).
+    if !ctx.options.allow_review {
+        return Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "review_not_allowed",
+            "undo over MCP is off, as review is: an agent must not revert a person's decisions; \
+             a person undoes with `curator undo`, the web UI, the HTTP API, or an MCP server \
+             started with `curator mcp --allow-review` / `curator serve --mcp-review`",
+        ));
+    }
     let report: UndoReport = curator_engine::undo::undo(ctx.state.store(), &input.run_id)?;
     mirror("undo report", &report)
 }
@@ -143,27 +155,39 @@ mod tests {
             "steps": [{"name": "open", "status": "passed"},
                       {"name": "add to cart", "status": "passed", "injected": [CART_BADGE]}]
         });
-        let input = RecordRunInput { run_record: run, provider: None, decisions: None };
+        let input = RecordRunInput { run_record: run.clone(), provider: None, decisions: None };
         assert_eq!(record_run(&f.ctx, input).unwrap().confirmed, 1);
         let history =
             observation_history(&f.ctx, ObservationHistoryInput { id: CART_BADGE.into() }).unwrap();
         let last = history.entries.last().unwrap();
         assert_eq!((last.action.as_str(), last.run_id.as_deref()), ("confirm", Some("r_mcp-undo")));
         assert_eq!(last.reasoning, "Injected into step 1 (add to cart), which passed");
-        let undone = undo_run(&f.ctx, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap();
+        // An agent's MCP client (no review) may not undo: a run and a person's reject or `rm`
+        // are undone alike (audit 9).
+        let refused = undo_run(&f.ctx, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap_err();
+        assert_eq!((refused.code(), refused.status().as_u16()), ("review_not_allowed", 403));
+        let mut person = f.ctx.clone();
+        person.options.allow_review = true;
+        let undone = undo_run(&person, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap();
         assert_eq!((undone.generation, undone.reverted.len()), (1, 1));
         assert_eq!(undone.reverted[0].action, "confirm");
         assert_eq!(undone.evidence, ["r_mcp-undo"], "the run's evidence is taken out with it");
         assert!(!undone.already_applied);
-        let again = undo_run(&f.ctx, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap();
+        let again = undo_run(&person, UndoRunInput { run_id: "r_mcp-undo".into() }).unwrap();
         assert!(again.already_applied && again.reverted.is_empty(), "{again:?}");
+        // The agent sending the undone run again does not re-apply what the person reverted.
+        let mut agent = person.clone();
+        agent.options.allow_review = false;
+        let resent = RecordRunInput { run_record: run.clone(), provider: None, decisions: None };
+        let err = record_run(&agent, resent).unwrap_err();
+        assert_eq!((err.code(), err.status().as_u16()), ("run_undone", 403));
         assert_eq!(again.generation, 1);
-        let bad = undo_run(&f.ctx, UndoRunInput { run_id: "../../x".into() }).unwrap_err();
+        let bad = undo_run(&person, UndoRunInput { run_id: "../../x".into() }).unwrap_err();
         assert_eq!((bad.code(), bad.status().as_u16()), ("invalid_run_id", 400));
         // Refused as the CLI and HTTP refuse it, not trimmed into another run's id.
-        let padded = undo_run(&f.ctx, UndoRunInput { run_id: " r_mcp-undo ".into() }).unwrap_err();
+        let padded = undo_run(&person, UndoRunInput { run_id: " r_mcp-undo ".into() }).unwrap_err();
         assert_eq!(padded.code(), "invalid_run_id");
-        let unknown = undo_run(&f.ctx, UndoRunInput { run_id: "r_never".into() }).unwrap_err();
+        let unknown = undo_run(&person, UndoRunInput { run_id: "r_never".into() }).unwrap_err();
         assert_eq!(unknown.code(), "unknown_run");
         let missing = "obs_lake-lake-lake-lake-lake-lake-lake-lake-lake-lake";
         let err = observation_history(&f.ctx, ObservationHistoryInput { id: missing.into() })

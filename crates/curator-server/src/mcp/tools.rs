@@ -143,6 +143,16 @@ pub(crate) fn record_run(
     let state = &ctx.state;
     let mut record = RunRecord::from_value_with(&input.run_record, state.engine().unknown_keys)?;
     curator_engine::session::fill_from_session(state.store(), &mut record)?;
+    if !ctx.options.allow_review {
+        // Without review over MCP, the client is taken for the agent: its record is its own
+        // word. Its probation results would otherwise approve its own proposals (three
+        // query_memory + record_run pairs did, audit 9), and re-sending a run a person undid
+        // would re-apply what that person reverted.
+        for step in &mut record.steps {
+            step.probation = None;
+        }
+        refuse_undone_run(state, &record.journal_run_id())?;
+    }
     let provider: Box<dyn DecisionProvider> = match (input.provider, input.decisions) {
         // An agent's own decisions: its adds are proposals that wait for review.
         (None | Some(Provider::Explicit), Some(decisions)) => Box::new(ExplicitProvider::proposal(
@@ -159,6 +169,25 @@ pub(crate) fn record_run(
         (None | Some(Provider::Rules), None) => Box::new(RulesProvider::default()),
     };
     run_curator(state, &record, provider.as_ref())
+}
+
+/// A run whose applications were all undone is re-applied by a person (`curator curate`), not
+/// by the agent whose run it was.
+fn refuse_undone_run(state: &AppState, run_id: &str) -> Result<(), ApiError> {
+    let runs =
+        curator_engine::runs::RunApplications::load(&mut |f| state.store().journal(f), run_id)
+            .map_err(ApiError::from)?;
+    if !runs.applications.is_empty() && runs.standing().is_none() {
+        return Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "run_undone",
+            format!(
+                "run {run_id} was undone; over MCP without review it is not applied again: a \
+                 person re-applies it with `curator curate` or the HTTP API"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `propose_decisions`: the decisions applied as the curator applies a passed run's, to the
@@ -563,6 +592,45 @@ pub(super) mod tests {
         record_run(&f.ctx, RecordRunInput { run_record, provider: None, decisions: None }).unwrap();
         let got = get_observation(&f.ctx, GetObservationInput { id: CART_BADGE.into() }).unwrap();
         assert_eq!((got.evidence.runs, got.evidence.passed), (1, 1));
+    }
+
+    /// An agent's MCP client (no review) cannot approve its own proposal by recording the runs
+    /// that were given it on probation (audit 9: three query_memory + record_run pairs did);
+    /// a client that may review, can.
+    #[test]
+    fn runs_recorded_over_mcp_without_review_approve_no_proposal() {
+        let pending_after_three_passes = |allow_review: bool| {
+            let mut f = fixture(false);
+            f.ctx.options.allow_review = allow_review;
+            let propose = ProposeDecisionsInput {
+                product: "acme-shop".into(),
+                test: TEST_ID.into(),
+                suite: None,
+                decisions: json!([{"action": "add", "title": "Quetzal banner covers the pay button",
+                    "content": "Close the quetzal banner first.", "scope": "product",
+                    "reasoning": "seen"}]),
+                run_id: Some("r_plant".into()),
+            };
+            assert_eq!(propose_decisions(&f.ctx, propose).unwrap().proposed, 1);
+            for i in 0..3 {
+                let run_id = format!("r_self-{i}");
+                let mut step = query("acme-shop", "quetzal banner");
+                step.run_id = Some(run_id.clone());
+                step.step_index = Some(0);
+                let shown = query_memory(&f.ctx, step).unwrap();
+                assert!(
+                    shown.formatted.unwrap_or_default().contains("Quetzal banner"),
+                    "on probation"
+                );
+                let mut run = passed_run(&run_id);
+                run["steps"] = json!([{"name": "quetzal banner", "status": "passed"}]);
+                let input = RecordRunInput { run_record: run, provider: None, decisions: None };
+                record_run(&f.ctx, input).unwrap();
+            }
+            list_pending(&f.ctx, ListPendingInput::default()).unwrap().pending.len()
+        };
+        assert_eq!(pending_after_three_passes(false), 1, "still waits for a person");
+        assert_eq!(pending_after_three_passes(true), 0, "a reviewer's runs approve it");
     }
 
     #[test]
