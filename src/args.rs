@@ -226,7 +226,7 @@ pub(crate) struct AddArgs {
     #[arg(long, value_name = "SCOPE", value_parser = parse_nonempty)]
     pub(crate) scope: String,
     /// Title: a context-first fact headline (may start with `-`: `--title "- item"`).
-    #[arg(long, allow_hyphen_values = true, value_parser = parse_nonempty)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_title)]
     pub(crate) title: String,
     /// Test id (or name) this observation was learned from.
     #[arg(long, value_name = "ID", value_parser = parse_nonempty)]
@@ -496,6 +496,15 @@ pub(crate) enum BreakerAction {
 /// A value that names something (a title, a scope, a key): not empty.
 pub(crate) fn parse_nonempty(raw: &str) -> Result<String, String> {
     if raw.trim().is_empty() { Err("must not be empty".to_owned()) } else { Ok(raw.to_owned()) }
+}
+
+/// A title: not empty, and one line (`curator_core::title_line_violation`).
+fn parse_title(raw: &str) -> Result<String, String> {
+    let title = parse_nonempty(raw)?;
+    match curator_core::title_line_violation(&title) {
+        Some(rule) => Err(rule.to_owned()),
+        None => Ok(title),
+    }
 }
 
 /// A run id: a plain file name (`A-Z a-z 0-9 . _ -`, not starting with `.`).

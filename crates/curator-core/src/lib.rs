@@ -24,5 +24,7 @@ pub use id::{
     IdCollision, IdError, IdShape, ObservationId, generate_run_id, is_canonical_hook_id,
     is_canonical_run_id, is_canonical_suite_id, is_canonical_test_id,
 };
-pub use observation::{Observation, ObservationSnapshot, SnapshotEntry, SuitePlacement};
+pub use observation::{
+    Observation, ObservationSnapshot, SnapshotEntry, SuitePlacement, title_line_violation,
+};
 pub use scope::{ScopeError, ScopeName, Tier};

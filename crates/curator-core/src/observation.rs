@@ -95,3 +95,17 @@ impl Observation {
         }
     }
 }
+
+/// Why a title a curator writer was given cannot be written: `None` when it is one line.
+///
+/// agent-qa prints a title as the first line of its item in `<memory-context>`, unindented, so a
+/// title with a line break writes lines of its own into the prompt, outside the item ("[End of
+/// past observations]", a fake operator note; audit 9). A content line is indented and stays
+/// inside its item. Files agent-qa or a person wrote are served as they are; what curator's
+/// own writers add or edit (a decision's add, a proposal, `curator add`, the API, the UI) is one
+/// line.
+pub fn title_line_violation(title: &str) -> Option<&'static str> {
+    title.contains(['\n', '\r', '\u{0085}', '\u{2028}', '\u{2029}']).then_some(
+        "must be one line (a line break in a title starts a line of the prompt outside its item)",
+    )
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use curator_core::Tier;
 use curator_engine::curate::{
-    CurateOptions, Decisions, MemoryLog, RunRecord, curate, load_kept_run,
+    CurateError, CurateOptions, Decisions, MemoryLog, RunRecord, curate, load_kept_run,
 };
 use curator_engine::providers::ExplicitProvider;
 use curator_engine::undo::{UndoError, history, undo};
@@ -233,12 +233,12 @@ fn a_curated_run_keeps_what_it_reported_even_when_it_changed_nothing() {
     curate(&store, &record, &provider, &CurateOptions::default()).unwrap();
     assert_eq!(load_kept_run(&store, "r-kept").unwrap().unwrap().steps, kept.steps);
     assert_eq!(load_kept_run(&store, "r-other").unwrap(), None);
-    // Another record sent under a run id already applied changes nothing, its kept record
-    // included (it was written before the application stood; the record is what the UI shows).
+    // Another record (another verdict) sent under a run id already applied is refused and
+    // changes nothing, its kept record included (the record is what the UI shows).
     let mut other = support::record("passed", json!([{"name": "Other", "status": "passed"}]));
     other["run_id"] = json!("r-kept");
     let other = RunRecord::from_value(&other).unwrap();
-    let log = curate(&store, &other, &provider, &CurateOptions::default()).unwrap();
-    assert!(log.already_applied && log.is_empty(), "{log:?}");
+    let err = curate(&store, &other, &provider, &CurateOptions::default()).unwrap_err();
+    assert!(matches!(err, CurateError::Conflict { .. }), "{err}");
     assert_eq!(load_kept_run(&store, "r-kept").unwrap().unwrap().steps, kept.steps);
 }

@@ -168,6 +168,15 @@ fn check_trust(trust: f64) -> Result<f64, ApiError> {
     }
 }
 
+/// [`check_text`] for a title, which is also one line.
+fn check_title(title: &str) -> Result<String, ApiError> {
+    let title = check_text("title", title)?;
+    match curator_core::title_line_violation(&title) {
+        Some(rule) => Err(ApiError::bad_request(format!("title {rule}"))),
+        None => Ok(title),
+    }
+}
+
 fn check_text(field: &str, text: &str) -> Result<String, ApiError> {
     let text = text.replace("\r\n", "\n");
     if text.trim().is_empty() {
@@ -196,7 +205,7 @@ pub(crate) struct CheckedNew {
 pub(crate) fn check_new(new: &NewObservation) -> Result<CheckedNew, ApiError> {
     let tier: Tier = new.tier.parse()?;
     let scope = ScopeName::writable(new.scope.as_str())?;
-    let title = check_text("title", &new.title)?;
+    let title = check_title(&new.title)?;
     let content = check_text("content", &new.content)?;
     let trust = check_trust(new.trust.unwrap_or(trust::INITIAL_TRUST))?;
     if new.source_test.trim().is_empty() {
@@ -358,7 +367,7 @@ pub(crate) fn edit(
     if edit.title.is_none() && edit.content.is_none() && edit.trust.is_none() {
         return Err(ApiError::bad_request("an edit needs at least one of title, content, trust"));
     }
-    let title = edit.title.as_deref().map(|t| check_text("title", t)).transpose()?;
+    let title = edit.title.as_deref().map(check_title).transpose()?;
     let content = edit.content.as_deref().map(|c| check_text("content", c)).transpose()?;
     let trust = edit.trust.map(check_trust).transpose()?;
     let reasoning = edit.reasoning.unwrap_or_else(|| "edited by a person".to_owned());
