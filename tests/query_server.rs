@@ -29,11 +29,17 @@ struct Served {
 impl Served {
     /// Starts a server and waits until its stderr has a line containing `marker`.
     fn start_until(dir: &Dir, marker: &str) -> Served {
+        Served::start_at(dir, &dir.root(), marker).0
+    }
+
+    /// Starts a server on `root` (as given: a link stays a link) and returns it with the first
+    /// stderr line containing `marker`.
+    fn start_at(dir: &Dir, root: &std::path::Path, marker: &str) -> (Served, String) {
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("curator"))
             .current_dir(dir.path())
             .env_remove("CURATOR_ROOT")
             .arg("--root")
-            .arg(dir.root())
+            .arg(root)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -41,14 +47,14 @@ impl Served {
             .spawn()
             .expect("spawn curator serve");
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        loop {
+        let found = loop {
             let line = lines.next().unwrap_or_else(|| panic!("no {marker:?} line")).unwrap();
             if line.contains(marker) {
-                break;
+                break line;
             }
-        }
+        };
         std::thread::spawn(move || lines.for_each(drop));
-        Served { child }
+        (Served { child }, found)
     }
 
     fn start(dir: &Dir) -> Served {
@@ -287,20 +293,7 @@ fn a_symlinked_root_is_named_as_pinned_at_start() {
     let dir = Dir::new("serve-linked-root");
     let link = dir.path().join("current");
     std::os::unix::fs::symlink(dir.root(), &link).unwrap();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("curator"))
-        .env_remove("CURATOR_ROOT")
-        .arg("--root")
-        .arg(&link)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn curator serve");
-    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let pinned = lines.map_while(Result::ok).find(|l| l.contains("is a symlink to"));
-    let _ = child.kill();
-    let _ = child.wait();
-    let pinned = pinned.expect("serve names the link");
+    let (served, pinned) = Served::start_at(&dir, &link, "is a symlink to");
+    served.kill();
     assert!(pinned.contains("until it restarts"), "{pinned}");
 }
