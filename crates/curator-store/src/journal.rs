@@ -723,6 +723,7 @@ fn group(entries: Vec<JournalEntry>) -> Vec<OpenTransaction> {
 
 mod checkpoint;
 mod page;
-pub use page::JournalPage;
+pub(crate) use page::action_word;
+pub use page::{JournalHead, JournalPage};
 #[cfg(test)]
 mod tests;

@@ -38,7 +38,9 @@ mod store;
 pub use atomic::{atomic_write, dead_writer_temps};
 pub use error::{Error, Result};
 pub use file_store::{FileStore, FileStoreOptions};
-pub use journal::{JournalEntry, JournalFilter, JournalPage, LEGACY_TXN, new_transaction_id};
+pub use journal::{
+    JournalEntry, JournalFilter, JournalHead, JournalPage, LEGACY_TXN, new_transaction_id,
+};
 pub use lock::{LockGuard, LockHolder, LockOptions, acquire_lock, acquire_lock_now};
 pub use regular::{
     MAX_STATE_FILE, open_regular, open_regular_with, read_regular, read_regular_to_string,

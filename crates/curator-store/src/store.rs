@@ -13,7 +13,7 @@ use curator_core::{Observation, ObservationId, ScopeName, Tier, codec::ParseErro
 
 use crate::evidence::{EvidenceQuery, EvidenceView, RunEvidence};
 use crate::index::{Hit, SearchRequest};
-use crate::journal::{JournalEntry, JournalFilter, JournalPage};
+use crate::journal::{JournalEntry, JournalFilter, JournalHead, JournalPage};
 use crate::run_state::RunSession;
 use crate::{Error, Result};
 
@@ -270,6 +270,23 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         entries.reverse();
         let entries = entries.into_iter().skip(offset).take(limit).collect();
         Ok(JournalPage { total, entries })
+    }
+
+    /// Calls `visit` with the head of every committed entry (its time, run, action and
+    /// transaction), in some order: what a summary of all runs reads. The file store walks the
+    /// journal from its end parsing each line for its head alone, so a summary holds no texts;
+    /// this default reads every entry, newest first.
+    fn journal_heads(&self, visit: &mut dyn FnMut(&JournalHead<'_>)) -> Result<()> {
+        for e in self.journal(&JournalFilter::default())?.iter().rev() {
+            let action = crate::journal::action_word(e.action);
+            visit(&JournalHead {
+                time: &e.time,
+                run_id: e.run_id.as_deref(),
+                action: &action,
+                txn: e.txn.as_deref(),
+            });
+        }
+        Ok(())
     }
 
     /// Checks that every journal line can be read, naming the first that cannot. A filtered

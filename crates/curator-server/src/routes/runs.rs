@@ -59,44 +59,85 @@ pub(crate) struct RunSummary {
 /// Groups journal entries by run id, newest run first. Entries without a run id (older CLI
 /// writes) are not a run and are left out.
 pub(crate) fn summaries(entries: &[JournalEntry]) -> Vec<RunSummary> {
-    let mut runs: Vec<RunSummary> = Vec::new();
-    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut txns: Vec<Vec<&str>> = Vec::new();
+    let mut runs = Summaries::default();
     for e in entries {
-        let Some(run_id) = e.run_id.as_deref() else { continue };
-        let i = *index.entry(run_id).or_insert_with(|| {
-            runs.push(RunSummary {
-                run_id: run_id.to_owned(),
-                first: e.time.clone(),
-                last: e.time.clone(),
-                changes: 0,
-                actions: BTreeMap::new(),
-                generations: 0,
-            });
-            txns.push(Vec::new());
-            runs.len() - 1
-        });
-        let txn = e.txn.as_deref().unwrap_or(curator_store::LEGACY_TXN);
-        if !txns[i].contains(&txn) {
-            txns[i].push(txn);
-            runs[i].generations += 1;
-        }
-        let run = &mut runs[i];
-        run.last.clone_from(&e.time);
-        run.changes += 1;
         let action = serde_json::to_value(e.action)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
-        *run.actions.entry(action).or_default() += 1;
+        runs.add(&curator_store::JournalHead {
+            time: &e.time,
+            run_id: e.run_id.as_deref(),
+            action: &action,
+            txn: e.txn.as_deref(),
+        });
     }
-    runs.sort_by(|a, b| b.last.cmp(&a.last));
-    runs
+    runs.finish()
+}
+
+/// Every run of the store, newest first, from the journal's entry heads: the journal's texts
+/// are never held (the file store reads each line for its head alone), so the runs page of a
+/// long history costs memory in proportion to its runs, not to its journal.
+pub(crate) fn all_summaries(
+    store: &dyn curator_store::Store,
+) -> curator_store::Result<Vec<RunSummary>> {
+    let mut runs = Summaries::default();
+    store.journal_heads(&mut |head| runs.add(head))?;
+    Ok(runs.finish())
+}
+
+/// Runs being summarized, in any order of their entries: the first and last times are the
+/// earliest and the latest, the generations the distinct transactions.
+#[derive(Default)]
+struct Summaries {
+    runs: Vec<RunSummary>,
+    index: std::collections::HashMap<String, usize>,
+    txns: Vec<std::collections::HashSet<String>>,
+}
+
+impl Summaries {
+    fn add(&mut self, head: &curator_store::JournalHead<'_>) {
+        let Some(run_id) = head.run_id else { return };
+        let i = match self.index.get(run_id) {
+            Some(&i) => i,
+            None => {
+                self.runs.push(RunSummary {
+                    run_id: run_id.to_owned(),
+                    first: head.time.to_owned(),
+                    last: head.time.to_owned(),
+                    changes: 0,
+                    actions: BTreeMap::new(),
+                    generations: 0,
+                });
+                self.txns.push(std::collections::HashSet::new());
+                self.index.insert(run_id.to_owned(), self.runs.len() - 1);
+                self.runs.len() - 1
+            }
+        };
+        let txn = head.txn.unwrap_or(curator_store::LEGACY_TXN);
+        if self.txns[i].insert(txn.to_owned()) {
+            self.runs[i].generations += 1;
+        }
+        let run = &mut self.runs[i];
+        if head.time < run.first.as_str() {
+            head.time.clone_into(&mut run.first);
+        }
+        if head.time > run.last.as_str() {
+            head.time.clone_into(&mut run.last);
+        }
+        run.changes += 1;
+        *run.actions.entry(head.action.to_owned()).or_default() += 1;
+    }
+
+    fn finish(self) -> Vec<RunSummary> {
+        let mut runs = self.runs;
+        runs.sort_by(|a, b| b.last.cmp(&a.last));
+        runs
+    }
 }
 
 async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let runs =
-        blocking(&state, |s| Ok(summaries(&s.store().journal(&JournalFilter::default())?))).await?;
+    let runs = blocking(&state, |s| Ok(all_summaries(s.store())?)).await?;
     Ok(Json(json!({ "runs": runs })))
 }
 

@@ -194,8 +194,7 @@ struct RunsPage {
 pub(crate) async fn runs(State(state): State<AppState>, UiQuery(f): UiQuery<Flash>) -> Response {
     let page = f.page.unwrap_or(1).max(1);
     let result = blocking(&state, move |s| {
-        let journal = s.store().journal(&JournalFilter::default())?;
-        let all = summaries(&journal);
+        let all = crate::routes::runs::all_summaries(s.store())?;
         let total = all.len();
         let runs: Vec<RunRow> = all
             .into_iter()

@@ -408,6 +408,10 @@ impl Store for FileStore {
         self.journal.check()
     }
 
+    fn journal_heads(&self, visit: &mut dyn FnMut(&crate::JournalHead<'_>)) -> Result<()> {
+        self.journal.heads(visit)
+    }
+
     fn journal_page(
         &self,
         filter: &JournalFilter,

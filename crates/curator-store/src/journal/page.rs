@@ -8,6 +8,7 @@
 //! it comes. Only the page's entries are parsed whole; every other line is parsed for the few
 //! fields the count needs, and the lines a filter cannot match are not parsed at all.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -29,12 +30,31 @@ pub struct JournalPage {
 #[derive(Deserialize)]
 struct Head<'a> {
     #[serde(borrow)]
-    id: std::borrow::Cow<'a, str>,
+    id: Cow<'a, str>,
     #[serde(default, borrow)]
-    run_id: Option<std::borrow::Cow<'a, str>>,
+    run_id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
-    txn: Option<std::borrow::Cow<'a, str>>,
+    txn: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    time: Cow<'a, str>,
+    #[serde(default, borrow)]
+    action: Cow<'a, str>,
 }
+
+/// What a summary of the runs reads of one committed entry (`Store::journal_heads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JournalHead<'a> {
+    pub time: &'a str,
+    pub run_id: Option<&'a str>,
+    /// The action as the journal spells it (`add`, `confirm`, …).
+    pub action: &'a str,
+    /// The transaction, `None` for a line written before transactions.
+    pub txn: Option<&'a str>,
+}
+
+/// What [`Journal::walk_back`] calls with each committed entry: the offset its line starts at,
+/// the line, its head.
+type EntryVisit<'v> = dyn FnMut(u64, &[u8], &JournalHead<'_>) -> Result<()> + 'v;
 
 impl Journal {
     /// The committed entries passing `filter`, newest first, `offset` skipped and at most
@@ -45,15 +65,45 @@ impl Journal {
         offset: usize,
         limit: usize,
     ) -> Result<JournalPage> {
+        let mut page = JournalPage::default();
+        self.walk_back(filter, &mut |start, line, _| {
+            if page.total >= offset && page.entries.len() < limit {
+                match parse_line(line) {
+                    Ok(Line::Entry(entry)) => page.entries.push(*entry),
+                    Ok(Line::End(_)) => {}
+                    Err(e) => return Err(self.bad_line(start, super::unreadable_line(&e))),
+                }
+            }
+            page.total += 1;
+            Ok(())
+        })?;
+        Ok(page)
+    }
+
+    /// Every committed entry's head, newest first, each parsed for its head alone: what a
+    /// summary of every run reads without holding the journal's texts.
+    pub(crate) fn heads(&self, visit: &mut dyn FnMut(&JournalHead<'_>)) -> Result<()> {
+        self.walk_back(&JournalFilter::default(), &mut |_, _, head| {
+            visit(head);
+            Ok(())
+        })
+    }
+
+    /// Calls `visit` with each committed entry passing `filter`, newest first: the offset its
+    /// line starts at, the line, its head.
+    fn walk_back(
+        &self,
+        filter: &JournalFilter,
+        visit: &mut EntryVisit<'_>,
+    ) -> Result<()> {
         let file = match crate::open_regular(&self.path) {
             Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalPage::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(Error::io(&self.path, e)),
         };
         let needles = filter.needles();
         let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
         let mut ends: HashMap<String, End> = HashMap::new();
-        let mut page = JournalPage::default();
         let mut lines = LinesBackwards::new(file).map_err(|e| Error::io(&self.path, e))?;
         while let Some((start, line)) = lines.next().map_err(|e| self.bad_at(e, lines.pos))? {
             if line.is_empty() {
@@ -79,6 +129,8 @@ impl Journal {
                         id: entry.id.into(),
                         run_id: entry.run_id.map(Into::into),
                         txn: entry.txn.map(Into::into),
+                        time: entry.time.into(),
+                        action: action_word(entry.action).into(),
                     },
                     Err(e) => return Err(self.bad_line(start, super::unreadable_line(&e))),
                 },
@@ -89,19 +141,17 @@ impl Journal {
                 None => true, // a line from before transactions: committed
                 Some(txn) => ends.get(txn) == Some(&End::Commit),
             };
-            if !(matches && committed) {
-                continue;
+            if matches && committed {
+                let view = JournalHead {
+                    time: &head.time,
+                    run_id: head.run_id.as_deref(),
+                    action: &head.action,
+                    txn: head.txn.as_deref(),
+                };
+                visit(start, &line, &view)?;
             }
-            if page.total >= offset && page.entries.len() < limit {
-                match parse_line(&line) {
-                    Ok(Line::Entry(entry)) => page.entries.push(*entry),
-                    Ok(Line::End(_)) => {}
-                    Err(e) => return Err(self.bad_line(start, super::unreadable_line(&e))),
-                }
-            }
-            page.total += 1;
         }
-        Ok(page)
+        Ok(())
     }
 
     fn bad_line(&self, start: u64, reason: String) -> Error {
@@ -181,6 +231,14 @@ impl LinesBackwards {
             self.pos = from;
         }
     }
+}
+
+/// An action as the journal spells it.
+pub(crate) fn action_word(action: crate::Action) -> String {
+    serde_json::to_value(action)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 fn too_long() -> std::io::Error {

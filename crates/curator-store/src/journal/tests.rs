@@ -394,6 +394,25 @@ fn a_page_read_from_the_end_equals_the_newest_of_a_full_read() {
         }
     }
     assert!(journal.page(&filters[0], 0, 10).unwrap().entries.iter().all(|e| e.id != "obs_open"));
+    // The heads a summary of the runs reads: every committed entry's, newest first.
+    let mut heads = Vec::new();
+    journal
+        .heads(&mut |h| {
+            heads.push((
+                h.time.to_owned(),
+                h.run_id.map(str::to_owned),
+                h.action.to_owned(),
+                h.txn.map(str::to_owned),
+            ))
+        })
+        .unwrap();
+    let mut all = journal.read(&filters[0]).unwrap();
+    all.reverse();
+    let want: Vec<_> = all
+        .iter()
+        .map(|e| (e.time.clone(), e.run_id.clone(), action_word(e.action), e.txn.clone()))
+        .collect();
+    assert_eq!(heads, want);
     let missing = Journal::for_root(&dir.path().join("none"));
     assert_eq!(missing.page(&filters[0], 0, 10).unwrap(), JournalPage::default());
 }
