@@ -115,3 +115,13 @@ fn harness_reads_of_a_fifo_raw_md_end() {
         assert!(out.status.code().is_some(), "{args:?} was killed by the timeout");
     }
 }
+
+/// A proposal the queue holds but that cannot be read is named as such by a review, not as
+/// "not waiting for review" (audit 9).
+#[test]
+fn reviewing_an_unreadable_proposal_says_why() {
+    let dir = Dir::new("fifo-proposal");
+    mkfifo(&dir.root().join(format!(".curator/pending/products/shop/{}.md", crate::util::ID_A)));
+    let said = fails_naming(dir.curator(&["review", "approve", crate::util::ID_A]), "unreadable");
+    assert!(!said.contains("not waiting"), "{said}");
+}

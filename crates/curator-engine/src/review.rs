@@ -139,7 +139,22 @@ fn decide(
         }));
         Ok(())
     })?;
-    outcome.unwrap_or_else(|| Err(ReviewError::NotPending { id: id.to_string() }))
+    match outcome.unwrap_or_else(|| Err(ReviewError::NotPending { id: id.to_string() })) {
+        Err(ReviewError::NotPending { id: raw }) => Err(unreadable_in_queue(store, id)
+            .map_or(ReviewError::NotPending { id: raw }, ReviewError::Store)),
+        other => other,
+    }
+}
+
+/// The queue's file for `id` when it is there but cannot be read (a FIFO, no permission, a
+/// file that does not parse): named with its reason, rather than "not waiting for review",
+/// which sent a person looking for a proposal that was in the queue all along (audit 9).
+fn unreadable_in_queue(store: &dyn Store, id: &ObservationId) -> Option<curator_store::Error> {
+    let listing = store.list_pending(&ListFilter::default()).ok()?;
+    let problem = listing.problems.into_iter().find(|p| {
+        p.path.file_stem().is_some_and(|stem| stem == std::ffi::OsStr::new(id.as_str()))
+    })?;
+    Some(curator_store::Error::Refused { path: problem.path, kind: problem.kind })
 }
 
 /// Writes a new observation that an agent proposed: into the review queue unless `review` is

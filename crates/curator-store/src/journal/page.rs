@@ -91,11 +91,7 @@ impl Journal {
 
     /// Calls `visit` with each committed entry passing `filter`, newest first: the offset its
     /// line starts at, the line, its head.
-    fn walk_back(
-        &self,
-        filter: &JournalFilter,
-        visit: &mut EntryVisit<'_>,
-    ) -> Result<()> {
+    fn walk_back(&self, filter: &JournalFilter, visit: &mut EntryVisit<'_>) -> Result<()> {
         let file = match crate::open_regular(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
