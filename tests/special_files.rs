@@ -88,7 +88,7 @@ fn an_index_file_that_is_a_fifo_is_rebuilt() {
     timed(dir.curator(&[&ADD[..], &[body]].concat())).stdout();
     let query = ["query", "--product", "shop", "--test", "t_x", "Sign in"];
     assert!(timed(dir.curator(&query)).stdout().contains(body));
-    mkfifo(&dir.root().join(".curator/index/meta.json"));
+    mkfifo(&curator_store::index::index_dir(&dir.root()).join("meta.json"));
     assert!(timed(dir.curator(&query)).stdout().contains(body));
 }
 

@@ -353,9 +353,10 @@ mod tests {
         // The lock file and the index come and go with every query: not a change.
         std::fs::write(root.join(".curator.lock"), "{}").unwrap();
         std::fs::remove_file(root.join(".curator.lock")).unwrap();
-        std::fs::create_dir_all(root.join(".curator/index")).unwrap();
+        let index = curator_store::index::index_dir(root);
+        std::fs::create_dir_all(&index).unwrap();
         let fifth = live.fingerprint(&w).unwrap();
-        std::fs::write(root.join(".curator/index/meta.json"), "{}").unwrap();
+        std::fs::write(index.join("meta.json"), "{}").unwrap();
         assert_eq!(live.fingerprint(&w).unwrap(), fifth, "index writes are not shown");
         std::fs::write(root.join(".curator/journal.jsonl"), "{}\n").unwrap();
         assert_ne!(live.fingerprint(&w).unwrap(), fifth, "the journal is");

@@ -57,9 +57,14 @@ pub use watch::on_network_fs;
 /// How long a refresh waits for another process's writer before answering from RAM.
 pub const WRITER_WAIT: Duration = Duration::from_millis(250);
 
-/// Where the index lives under a memory root.
+/// Where the index lives under a memory root: one folder per schema version, so curators of
+/// two versions sharing a root (a fleet upgraded one machine at a time) each keep their own
+/// instead of rebuilding the whole index every time the other one queries (audit 9: 0.5 s per
+/// alternation at 5,000 observations). An older version's folder (`index`, before versions
+/// had folders) is left for it: deleting it once no older curator uses the root frees its
+/// space.
 pub fn index_dir(root: &Path) -> PathBuf {
-    root.join(".curator").join("index")
+    root.join(".curator").join(format!("index-v{}", schema::SCHEMA_VERSION))
 }
 
 /// Why the index could not do what was asked.
