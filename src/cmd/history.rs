@@ -42,7 +42,7 @@ pub(crate) fn run(ctx: &Context, args: &IdArg) -> Result<ExitCode> {
         text.push_str(&format!(
             "{}  {:<9}  {}/{}  trust {} -> {}  run {}  {}\n",
             e.time,
-            format!("{:?}", e.action).to_lowercase(),
+            e.action.as_str().to_owned(),
             e.tier,
             e.scope,
             trust(&e.before),

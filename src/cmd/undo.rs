@@ -29,11 +29,7 @@ pub(crate) fn run(ctx: &Context, args: &UndoArgs) -> Result<ExitCode> {
             report.undo_run_id
         );
         for r in &report.reverted {
-            text.push_str(&format!(
-                "  {:<9} {}\n",
-                format!("{:?}", r.action).to_lowercase(),
-                r.file
-            ));
+            text.push_str(&format!("  {:<9} {}\n", r.action.as_str().to_owned(), r.file));
         }
         output::print_text(&text)?;
     }

@@ -6,7 +6,7 @@
 //! write (issue 7 item 3). Ids are ordered `COLLATE "C"` (byte order, which for ids equals the
 //! UTF-16 order agent-qa lists files in), whatever the database's default collation is.
 
-use curator_store::{Action, JournalEntry, JournalFilter, Place};
+use curator_store::{JournalEntry, JournalFilter, Place};
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Error;
 
@@ -167,13 +167,6 @@ pub(crate) async fn delete(
     Ok(c.execute(&stmt, &[&id, &tier, &scope]).await? == 1)
 }
 
-fn action_text(action: Action) -> String {
-    match serde_json::to_value(action) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => format!("{action:?}").to_lowercase(),
-    }
-}
-
 /// Appends one journal row (in the caller's transaction, so it commits with the change).
 pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> Result<(), Error> {
     let stmt = c
@@ -195,7 +188,7 @@ pub(crate) async fn append_journal(c: &impl GenericClient, e: &JournalEntry) -> 
         &[
             &e.time,
             &e.run_id,
-            &action_text(e.action),
+            &e.action.as_str(),
             &e.tier,
             &e.scope,
             &e.id,
@@ -240,13 +233,7 @@ pub(crate) async fn journal_holds(
                 .await?;
             c.query_one(
                 &stmt,
-                &[
-                    &entry.time,
-                    &entry.run_id,
-                    &action_text(entry.action),
-                    &entry.id,
-                    &entry.reasoning,
-                ],
+                &[&entry.time, &entry.run_id, &entry.action.as_str(), &entry.id, &entry.reasoning],
             )
             .await?
         }

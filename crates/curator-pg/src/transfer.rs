@@ -269,7 +269,7 @@ fn changed_in_database(
         return Ok(None);
     }
     let what = if last.after_file.is_none() { "deleted" } else { "changed" };
-    let action = format!("{:?}", last.action).to_lowercase();
+    let action = last.action.as_str();
     let run = last.run_id.as_deref().map(|r| format!(" of run {r}")).unwrap_or_default();
     Ok(Some(format!(
         "{what} in the database since it was imported (a {action}{run} at {}); the file would {}",

@@ -723,7 +723,6 @@ fn group(entries: Vec<JournalEntry>) -> Vec<OpenTransaction> {
 
 mod checkpoint;
 mod page;
-pub(crate) use page::action_word;
 pub use page::{JournalHead, JournalPage};
 #[cfg(test)]
 mod tests;

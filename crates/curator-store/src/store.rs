@@ -186,6 +186,25 @@ pub enum Action {
 }
 
 impl Action {
+    /// The action as the journal, the MemoryLog and the API spell it (serde's lowercase name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Add => "add",
+            Action::Confirm => "confirm",
+            Action::Deprecate => "deprecate",
+            Action::Delete => "delete",
+            Action::Edit => "edit",
+            Action::Undo => "undo",
+            Action::Exonerate => "exonerate",
+            Action::Spare => "spare",
+            Action::Propose => "propose",
+            Action::Approve => "approve",
+            Action::Reject => "reject",
+            Action::Evidence => "evidence",
+            Action::Retract => "retract",
+        }
+    }
+
     /// Whether the action is a journal note that changes no file (`undo` reverts no file for
     /// it: an evidence entry is reverted by its opposite, the other notes not at all).
     pub fn is_note(self) -> bool {
@@ -278,11 +297,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// this default reads every entry, newest first.
     fn journal_heads(&self, visit: &mut dyn FnMut(&JournalHead<'_>)) -> Result<()> {
         for e in self.journal(&JournalFilter::default())?.iter().rev() {
-            let action = crate::journal::action_word(e.action);
             visit(&JournalHead {
                 time: &e.time,
                 run_id: e.run_id.as_deref(),
-                action: &action,
+                action: e.action.as_str(),
                 txn: e.txn.as_deref(),
             });
         }
@@ -617,4 +635,21 @@ pub fn checked_file_text(
     let reread = curator_core::codec::parse_observation(&text, id.as_str())
         .map_err(|source| crate::Error::Parse { path: path.to_path_buf(), source })?;
     Ok((text, reread))
+}
+
+#[cfg(test)]
+mod action_tests {
+    use super::Action;
+
+    /// `as_str` is serde's spelling, which the journal files and the API already carry.
+    #[test]
+    fn every_action_is_spelled_as_serde_spells_it() {
+        use Action::*;
+        for action in [
+            Add, Confirm, Deprecate, Delete, Edit, Undo, Exonerate, Spare, Propose, Approve,
+            Reject, Evidence, Retract,
+        ] {
+            assert_eq!(serde_json::to_value(action).unwrap(), action.as_str(), "{action:?}");
+        }
+    }
 }

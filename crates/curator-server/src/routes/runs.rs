@@ -61,14 +61,10 @@ pub(crate) struct RunSummary {
 pub(crate) fn summaries(entries: &[JournalEntry]) -> Vec<RunSummary> {
     let mut runs = Summaries::default();
     for e in entries {
-        let action = serde_json::to_value(e.action)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
         runs.add(&curator_store::JournalHead {
             time: &e.time,
             run_id: e.run_id.as_deref(),
-            action: &action,
+            action: e.action.as_str(),
             txn: e.txn.as_deref(),
         });
     }

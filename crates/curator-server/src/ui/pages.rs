@@ -271,10 +271,7 @@ fn timeline(entries: Vec<JournalEntry>) -> Vec<TimelineItem> {
         .map(|e| TimelineItem {
             change: describe(&e),
             diff: entry_diff(&e),
-            action: serde_json::to_value(e.action)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            action: e.action.as_str().to_owned(),
             time: e.time,
             run_id: e.run_id,
             reasoning: e.reasoning,

@@ -316,10 +316,7 @@ fn run_page(state: &AppState, run_id: String, f: &Flash) -> Result<RunPage, ApiE
                 s.map_or("–".to_owned(), |s| s.trust.to_string())
             };
             DeltaRow {
-                action: serde_json::to_value(e.action)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                action: e.action.as_str().to_owned(),
                 id: e.id.clone(),
                 title: snap.map_or_else(|| e.id.clone(), |s| s.title.clone()),
                 place: format!("{}/{}", e.tier, e.scope),

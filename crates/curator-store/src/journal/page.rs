@@ -126,7 +126,7 @@ impl Journal {
                         run_id: entry.run_id.map(Into::into),
                         txn: entry.txn.map(Into::into),
                         time: entry.time.into(),
-                        action: action_word(entry.action).into(),
+                        action: entry.action.as_str().into(),
                     },
                     Err(e) => return Err(self.bad_line(start, super::unreadable_line(&e))),
                 },
@@ -227,14 +227,6 @@ impl LinesBackwards {
             self.pos = from;
         }
     }
-}
-
-/// An action as the journal spells it.
-pub(crate) fn action_word(action: crate::Action) -> String {
-    serde_json::to_value(action)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 fn too_long() -> std::io::Error {

@@ -410,7 +410,7 @@ fn a_page_read_from_the_end_equals_the_newest_of_a_full_read() {
     all.reverse();
     let want: Vec<_> = all
         .iter()
-        .map(|e| (e.time.clone(), e.run_id.clone(), action_word(e.action), e.txn.clone()))
+        .map(|e| (e.time.clone(), e.run_id.clone(), e.action.as_str().to_owned(), e.txn.clone()))
         .collect();
     assert_eq!(heads, want);
     let missing = Journal::for_root(&dir.path().join("none"));
