@@ -181,14 +181,6 @@ pub fn curate(
     let case = curate_case(record, options);
     let auto_review = options.review == ReviewMode::Auto;
     let mut log = MemoryLog::new(run_id.clone(), case);
-    // agent-qa believes the list as sent (an injected id is always known, §11.6): kept as
-    // is under its policy.
-    let owned = match options.policy {
-        BlamePolicy::AgentQa => None,
-        BlamePolicy::Evidence => own_injections(store, record, &mut log)?,
-    };
-    let record = owned.as_ref().unwrap_or(record);
-    let run = evidence::run_evidence(record, &run_id, &now, ablation);
     let finish = |mut log: MemoryLog| {
         log.curator_duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(log)
@@ -197,9 +189,17 @@ pub fn curate(
     // leaves the record kept by the application that stands: a record sent again under the
     // same run id, with other content, must not replace what the UI shows for that run.
     if let Some(standing) = already_applied(&mut |f| store.journal(f), &run_id, &mut log)? {
-        same_verdict(&standing, &run)?;
+        same_verdict(&standing, &evidence::run_evidence(record, &run_id, &now, ablation))?;
         return finish(log);
     }
+    // agent-qa believes the list as sent (an injected id is always known, §11.6): kept as
+    // is under its policy. Looked up only for a run not applied yet: a retry reads nothing.
+    let owned = match options.policy {
+        BlamePolicy::AgentQa => None,
+        BlamePolicy::Evidence => own_injections(store, record, &mut log)?,
+    };
+    let record = owned.as_ref().unwrap_or(record);
+    let run = evidence::run_evidence(record, &run_id, &now, ablation);
     // What the run reported is kept before it is applied, so even a run that changes nothing
     // is on record.
     kept_run::keep(store, record, &run_id, &now)?;
