@@ -9,7 +9,13 @@
 //! is unbiased because 65,536 is a multiple of 4,096; 10 words give 120 bits. Unlike agent-qa,
 //! [`ObservationId::generate_unique`] re-draws when an id is already taken, so a new id never
 //! names an existing file.
+//!
+//! [`with_seeded_ids`] makes generation reproducible on one thread for the length of a call: a
+//! simulation that curates thousands of runs (`curate_policy_sim`) otherwise draws different ids
+//! on every run, and since probation breaks ties by a hash of the id, its figures moved from one
+//! run of the same code to the next. Nothing in curator itself calls it.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -143,6 +149,40 @@ pub fn generate_run_id() -> String {
     generate_with_prefix("r")
 }
 
+thread_local! {
+    /// The splitmix64 state of [`with_seeded_ids`] on this thread, while one is running.
+    static SEEDED: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every id generated on this thread drawn from a generator seeded with `seed`
+/// (splitmix64, not a CSPRNG), so the same calls give the same ids. Other threads, and this one
+/// after `f` returns or unwinds, draw from the CSPRNG again. Nested calls restore the outer seed's
+/// state on return.
+pub fn with_seeded_ids<R>(seed: u64, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SEEDED.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SEEDED.with(|s| s.replace(Some(seed))));
+    f()
+}
+
+/// The next word index: from the seeded generator inside [`with_seeded_ids`], else the CSPRNG.
+fn next_u16(rng: &mut rand::rngs::ThreadRng) -> u16 {
+    let seeded = SEEDED.with(|s| {
+        let state = s.get()?.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        s.set(Some(state));
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Some(((z ^ (z >> 31)) >> 48) as u16)
+    });
+    // The low 16 bits of a uniform u32 are a uniform u16.
+    seeded.unwrap_or_else(|| rng.next_u32() as u16)
+}
+
 /// `prefix_` + 10 CSPRNG-chosen words joined by `-`.
 fn generate_with_prefix(prefix: &str) -> String {
     // ThreadRng is a ChaCha-based CSPRNG seeded and periodically reseeded from the OS.
@@ -155,9 +195,7 @@ fn generate_with_prefix(prefix: &str) -> String {
         if i > 0 {
             out.push('-');
         }
-        // The low 16 bits of a uniform u32 are a uniform u16.
-        let r = rng.next_u32() as u16;
-        out.push_str(words[usize::from(r) % WORD_COUNT]);
+        out.push_str(words[usize::from(next_u16(&mut rng)) % WORD_COUNT]);
     }
     out
 }
@@ -313,5 +351,30 @@ mod tests {
         assert_eq!(id.shape(), IdShape::Canonical);
         let err = ObservationId::generate_unique(|_| true).unwrap_err();
         assert_eq!(err.attempts, 64);
+    }
+
+    #[test]
+    fn seeded_ids_repeat_inside_the_call_and_only_there() {
+        let draw = || (ObservationId::generate(), generate_run_id());
+        let a = with_seeded_ids(7, draw);
+        assert_eq!(a, with_seeded_ids(7, draw), "the same seed gives the same ids");
+        assert_ne!(a, with_seeded_ids(8, draw));
+        assert_eq!(a.0.shape(), IdShape::Canonical);
+        assert!(is_canonical_run_id(&a.1));
+        // Outside the call, and on another thread inside it, the CSPRNG draws again.
+        assert_ne!(draw(), draw());
+        let (here, there) = with_seeded_ids(7, || {
+            let there = std::thread::spawn(ObservationId::generate).join().unwrap();
+            (ObservationId::generate(), there)
+        });
+        assert_eq!(here, a.0);
+        assert_ne!(there, a.0);
+        // A nested seed ends where it began, and so does a seed whose call panicked.
+        let outer = with_seeded_ids(7, || {
+            let _ = std::panic::catch_unwind(|| with_seeded_ids(9, || panic!("inside")));
+            draw()
+        });
+        assert_eq!(outer, a);
+        assert_ne!(draw(), draw());
     }
 }

@@ -22,7 +22,7 @@ mod unicode61;
 pub use excerpt::excerpt;
 pub use id::{
     IdCollision, IdError, IdShape, ObservationId, generate_run_id, is_canonical_hook_id,
-    is_canonical_run_id, is_canonical_suite_id, is_canonical_test_id,
+    is_canonical_run_id, is_canonical_suite_id, is_canonical_test_id, with_seeded_ids,
 };
 pub use observation::{
     Observation, ObservationSnapshot, SnapshotEntry, SuitePlacement, title_line_violation,

@@ -21,7 +21,9 @@
 //!   with the same 0.04 per step;
 //! - proposals: at runs 20, 60, 100, 140, 180 the agent flags a helpful new fact with `MEMO:`,
 //!   at runs 40, 80, 120, 160, 200 a planted one (an attacker's: it misleads like misleading
-//!   memory), repeated in every run until one passes and the curator takes it.
+//!   memory), repeated in every run until one passes and the curator takes it;
+//! - the ids the curator draws for new observations come from the seed too
+//!   (`curator_core::with_seeded_ids`), so every figure repeats from one run to the next.
 //!
 //! Run with `cargo test -p curator-engine --test curate_policy_sim -- --ignored --nocapture`
 //! for the BENCHMARKS.md table (every policy, the held-out seeds; `CURATOR_SIM_OUT=FILE` also
@@ -193,7 +195,13 @@ fn injectable(s: Option<&State>) -> bool {
     matches!(s, Some(State::Served(t)) if *t >= MIN_TRUST)
 }
 
+/// One world: the ids the curator draws for new observations are seeded with the world's seed
+/// too, so a run of the table gives the same figures every time.
 fn simulate(seed: u64, policy: BlamePolicy, review: ReviewMode) -> Outcome {
+    curator_core::with_seeded_ids(seed, || simulate_world(seed, policy, review))
+}
+
+fn simulate_world(seed: u64, policy: BlamePolicy, review: ReviewMode) -> Outcome {
     let dir = tempfile::tempdir_in(shm()).unwrap();
     FileStore::init(dir.path()).unwrap();
     let store = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap();
