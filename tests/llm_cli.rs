@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::util::{Dir, ID_A, observation_file};
+use crate::util::{Dir, ID_A, live_lock, observation_file};
 
 const KEY: &str = "sk-curator-test-4f1c9a7e2b5d8360";
 
@@ -202,8 +202,7 @@ fn a_lock_timeout_after_the_llm_answered_reports_its_token_usage() {
     )
     .unwrap();
     let mut holder = std::process::Command::new("sleep").arg("30").spawn().unwrap();
-    let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
-    dir.write(".curator.lock", format!("{{\"pid\":{},\"timestamp\":\"{now}\"}}", holder.id()));
+    dir.write(".curator.lock", live_lock(holder.id()));
     let run = dir.path().join("run.json");
     let record = json!({"run_id": "r_llm-lock", "product": "acme",
         "test": {"id": "t_login", "name": "Login"}, "status": "passed",

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::{Dir, ID_A, ID_B, observation_file};
+use crate::util::{Dir, ID_A, ID_B, live_lock, observation_file};
 
 const TEST: &str = "t_lack-auto-quit-dow-boat-urus-zip-van-oak-elm";
 
@@ -305,9 +305,7 @@ fn a_lock_timeout_is_agent_qas_memory_log_error_and_a_retry_applies_the_run() {
     let config = dir.path().join("agent-qa.config.yaml");
     std::fs::write(config, "services:\n  memory:\n    curatorLockTimeout: 1000\n").unwrap();
     let mut holder = std::process::Command::new("sleep").arg("30").spawn().unwrap();
-    let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
-    let lock =
-        dir.write(".curator.lock", format!("{{\"pid\":{},\"timestamp\":\"{now}\"}}", holder.id()));
+    let lock = dir.write(".curator.lock", live_lock(holder.id()));
     let (out, err) =
         dir.curator(&["--json", "curate", "-"]).stdin(failed_run("r_lock")).expect_code(75);
     let log = json_of(&out);
@@ -316,11 +314,8 @@ fn a_lock_timeout_is_agent_qas_memory_log_error_and_a_retry_applies_the_run() {
     assert!(err.contains("was not applied"), "{err}");
     assert!(dir.read(&format!("products/acme/{ID_A}.md")).contains("trust: 0.9"));
     // Every other write that cannot take the lock in time changes nothing and asks for a
-    // retry the same way (the lock is written again first: agent-qa's rule takes a lock older
-    // than twice the timeout as abandoned).
+    // retry the same way.
     for args in [&["rm", ID_A][..], &["review", "reject", ID_B]] {
-        let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
-        dir.write(".curator.lock", format!("{{\"pid\":{},\"timestamp\":\"{now}\"}}", holder.id()));
         let (_, err) = dir.curator(args).expect_code(75);
         assert!(err.contains("lock held by pid"), "{args:?}: {err}");
     }

@@ -109,6 +109,15 @@ impl TestCommand {
     }
 }
 
+/// The lock file a live holder `pid` writes, stamped a minute ahead: a lock is taken as abandoned
+/// once its stamp is older than twice `curatorLockTimeout`, which with the tests' 1 s timeout a
+/// loaded CI machine reached before the curator under test had given up (a flaky pass of a
+/// lock-timeout test); a stamp from the future is never old.
+pub(crate) fn live_lock(pid: u32) -> String {
+    let ahead = curator_harness::Timestamp::now() + std::time::Duration::from_secs(60);
+    format!("{{\"pid\":{pid},\"timestamp\":\"{}\"}}", ahead.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
+}
+
 /// A canonical observation file as agent-qa writes it.
 pub(crate) fn observation_file(id: &str, title: &str, trust: &str, body: &str) -> String {
     format!(
