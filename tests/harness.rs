@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{Dir, TestCommand};
+use crate::util::{Dir, TestCommand, live_lock};
 
 /// `curator harness --state <dir>/shop/.harness --identity <dir>/identity --mission shop@test
 /// <args>`.
@@ -242,9 +242,8 @@ fn a_state_directory_that_does_not_exist_is_an_error_except_for_append_and_issue
 fn a_pass_refused_by_a_running_pass_exits_75() {
     let dir = Dir::new("harness-busy");
     harness(&dir, &["append", "--role", "worker", "a lesson about the seed"]).stdout();
-    let now = curator_harness::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
-    let lock = format!(r#"{{"pid":{},"timestamp":"{now}"}}"#, std::process::id());
-    std::fs::write(state(&dir).join("memory/.curator.lock"), lock).unwrap();
+    std::fs::write(state(&dir).join("memory/.curator.lock"), live_lock(std::process::id()))
+        .unwrap();
     let (out, err) = harness(&dir, &["--json", "curate"]).expect_code(75);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["error"]["message"].as_str().unwrap().contains("already running"), "{v}");
