@@ -203,6 +203,9 @@ fn acquire_until(
     // run's step record a scan of `.curator/runs/` (one file per run ever recorded): half of a
     // serve's time at 7,000 runs.
     let mut contended = false;
+    // Looks in a row that found the file gone or stolen: those retry at once, a few times,
+    // then wait like any other miss, so a path that keeps vanishing under us cannot spin.
+    let mut quick_retries = 0;
     loop {
         if let Some(guard) = try_create(path)? {
             // Our own second name is never a leftover, whatever the probe says of our pid.
@@ -224,7 +227,11 @@ fn acquire_until(
         }
         contended = true;
         let problem = match inspect(path, stale_after, probe) {
-            Ok(Seen::Gone | Seen::Stolen) => continue,
+            Ok(Seen::Gone | Seen::Stolen) if quick_retries < QUICK_RETRIES => {
+                quick_retries += 1;
+                continue;
+            }
+            Ok(Seen::Gone | Seen::Stolen) => None,
             Ok(Seen::Held(holder)) => {
                 last_holder = holder.or(last_holder);
                 None
@@ -248,6 +255,7 @@ fn acquire_until(
                 (holder, _) => Error::LockTimeout { path: path.to_owned(), holder, waited },
             });
         }
+        quick_retries = 0;
         let jittered = rand::random_range(delay / 2..=delay);
         std::thread::sleep(jittered.min(deadline - now));
         delay = (delay * 3 / 2).min(Duration::from_millis(200));
@@ -323,8 +331,18 @@ fn finish(
     Ok(guard)
 }
 
+/// How many looks in a row that found the lock gone or stolen retry without waiting.
+const QUICK_RETRIES: u32 = 3;
+
 /// Looks at an existing lock file and deletes it if it is stale.
 fn inspect(path: &Path, timeout: Duration, probe: &dyn ProcessProbe) -> Result<Seen> {
+    // A symbolic link is no holder's lock (curator links a regular file into place, agent-qa
+    // creates one with `wx`), and it never goes away by itself: the create keeps failing on
+    // it while a look through it finds another file, or none.
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let reason = "a symbolic link, not a lock file (remove it)";
+        return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidInput, reason)));
+    }
     // Not a plain open: a FIFO put where the lock goes would block every writer for ever.
     let mut file = match crate::open_regular(path) {
         Ok(f) => f,

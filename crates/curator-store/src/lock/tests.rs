@@ -295,3 +295,28 @@ fn taking_a_lock_without_waiting_still_judges_age_by_the_lock_timeout() {
     holder.kill().unwrap();
     holder.wait().unwrap();
 }
+
+#[test]
+fn a_symlink_at_the_lock_path_is_an_error_at_once_and_its_target_is_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".curator.lock");
+    // Dangling, and pointing at a dead holder's lock: the create fails on the link itself while
+    // a look through it finds no file, or another one. Both once spun for ever at full CPU.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let target = dir.path().join("elsewhere.lock");
+    let held = foreign(dead, Duration::ZERO);
+    fs::write(&target, &held).unwrap();
+    for pointee in [dir.path().join("missing"), target.clone()] {
+        std::os::unix::fs::symlink(&pointee, &path).unwrap();
+        let started = Instant::now();
+        let err = acquire_lock(&path, &opts(10_000)).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+        assert!(matches!(err, Error::Lock { .. }), "{err:?}");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_symlink(), "left in place");
+        fs::remove_file(&path).unwrap();
+    }
+    assert_eq!(fs::read_to_string(&target).unwrap(), held);
+}
