@@ -52,6 +52,18 @@ impl RawRow {
     /// Parses and scans the row; a refusal is a problem naming the row's path and the rule.
     pub(crate) fn into_stored(self) -> Result<StoredObservation, Problem> {
         let path = self.path();
+        let stored = self.into_parsed()?;
+        let observation = &stored.observation;
+        if let Some(rule) = scan_observation(&observation.title, &observation.content).rule() {
+            return Err(Problem { path, kind: ProblemKind::Unsafe { rule: rule.to_owned() } });
+        }
+        Ok(stored)
+    }
+
+    /// [`RawRow::into_stored`] without the scanner: a row written under an older scanner that
+    /// this one blocks still parses, for the curator's own reads (`Transaction::get_parsed`).
+    pub(crate) fn into_parsed(self) -> Result<StoredObservation, Problem> {
+        let path = self.path();
         let problem = |kind| Problem { path: path.clone(), kind };
         let tier: Tier =
             self.tier.parse().map_err(|e| problem(ProblemKind::Misplaced(format!("{e}"))))?;
@@ -59,9 +71,6 @@ impl RawRow {
             .map_err(|e| problem(ProblemKind::Misplaced(format!("{e}"))))?;
         let observation = parse_observation(&self.file_text, &self.id)
             .map_err(|e| problem(ProblemKind::Parse(e)))?;
-        if let Some(rule) = scan_observation(&observation.title, &observation.content).rule() {
-            return Err(problem(ProblemKind::Unsafe { rule: rule.to_owned() }));
-        }
         Ok(StoredObservation { tier, scope, observation })
     }
 }

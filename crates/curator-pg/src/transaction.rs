@@ -137,6 +137,34 @@ impl<'a> PgTransaction<'a> {
         })
     }
 
+    /// The rows of one scope that parse (and pass the scanner when `scanned`), sorted by id.
+    fn scope_observations(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+        scanned: bool,
+    ) -> Result<Vec<StoredObservation>> {
+        self.live()?;
+        let (tier_name, scope_name) = (tier.dir_name(), scope.as_str());
+        let r = self.store.block_on(sql::scope_rows(
+            &self.tx,
+            Table::Observations,
+            tier_name,
+            scope_name,
+            true,
+        ));
+        let rows = self.checked(format!("listing {tier}/{scope}"), r)?;
+        let mut listed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let loaded = if scanned { row.into_stored() } else { row.into_parsed() };
+            match loaded {
+                Ok(stored) => listed.push(stored),
+                Err(problem) => tracing::warn!("not served: {problem}"),
+            }
+        }
+        Ok(listed)
+    }
+
     fn locked_row(&mut self, table: Table, id: &str) -> Result<Option<RawRow>> {
         self.live()?;
         let r = self.store.block_on(sql::by_id(&self.tx, table, id, true));
@@ -345,25 +373,23 @@ impl Transaction for PgTransaction<'_> {
         }
     }
 
-    fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>> {
-        self.live()?;
-        let (tier_name, scope_name) = (tier.dir_name(), scope.as_str());
-        let r = self.store.block_on(sql::scope_rows(
-            &self.tx,
-            Table::Observations,
-            tier_name,
-            scope_name,
-            true,
-        ));
-        let rows = self.checked(format!("listing {tier}/{scope}"), r)?;
-        let mut served = Vec::with_capacity(rows.len());
-        for row in rows {
-            match row.into_stored() {
-                Ok(stored) => served.push(stored),
-                Err(problem) => tracing::warn!("not served: {problem}"),
-            }
+    fn get_parsed(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        match self.locked_row(Table::Observations, id.as_str())? {
+            None => Ok(None),
+            Some(row) => row.into_parsed().map(Some).map_err(refused),
         }
-        Ok(served)
+    }
+
+    fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>> {
+        self.scope_observations(tier, scope, true)
+    }
+
+    fn list_scope_parsed(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+    ) -> Result<Vec<StoredObservation>> {
+        self.scope_observations(tier, scope, false)
     }
 
     fn put(

@@ -457,6 +457,15 @@ pub trait Transaction {
     /// The current state of `id`, read fresh.
     fn get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>>;
 
+    /// [`Transaction::get`], served or refused by the scanner: what agent-qa's curator locates
+    /// and parses before it confirms or contradicts (§5.4, §5.5 parse, they do not scan), so
+    /// memory the scanner blocks can still be contradicted down to its deletion. Rewriting it
+    /// scans ([`Transaction::put`]). A store that never holds a refused observation reads the
+    /// served one.
+    fn get_parsed(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        self.get(id)
+    }
+
     /// Every served observation of one scope, sorted by file name (agent-qa's listing order).
     fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>>;
 

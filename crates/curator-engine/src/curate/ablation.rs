@@ -18,7 +18,7 @@ use curator_core::ObservationId;
 use curator_core::trust::TrustDeltas;
 use curator_store::{Action, Transaction};
 
-use super::apply::contradict;
+use super::apply::{cause, contradict};
 use super::blame::{Closest, Model, Suspect, judge};
 use super::evidence::RunBook;
 use super::gate;
@@ -79,11 +79,11 @@ pub(crate) fn blame_suspects(
             verdict.why
         );
         let Ok(id) = ObservationId::parse(raw) else {
-            log.errors.push(format!("Deprecation error for {raw}: not an observation id"));
+            log.errors.push(format!("Observation file not found for deprecation: {raw}"));
             continue;
         };
         let outcome = (|| -> curator_store::Result<Option<String>> {
-            if let Some(stored) = tx.get(&id)? {
+            if let Some(stored) = tx.get_parsed(&id)? {
                 if !verdict.blamed {
                     tx.note(&stored, Action::Spare, &reasoning)?;
                     spared += 1;
@@ -109,7 +109,7 @@ pub(crate) fn blame_suspects(
         match outcome {
             Ok(None) => {}
             Ok(Some(message)) => log.errors.push(message),
-            Err(e) => log.skip(format!("Deprecation error for {raw}: {e}"), &e),
+            Err(e) => log.skip(format!("Deprecation error for {raw}: {}", cause(&e)), &e),
         }
     }
     spared
@@ -135,7 +135,7 @@ fn sink(
 ) -> curator_store::Result<()> {
     let mut last = before;
     // The first contradiction may have deleted it (trust reached 0).
-    while let Some(stored) = tx.get(id)? {
+    while let Some(stored) = tx.get_parsed(id)? {
         let trust = stored.observation.trust;
         if trust + deltas.confirm < min_trust || trust <= deltas.contradict || trust >= last {
             break;
@@ -158,7 +158,7 @@ pub(crate) fn exonerate(tx: &mut dyn Transaction, record: &RunRecord, log: &mut 
         let reasoning = format!(
             "Ablation rerun without memory failed too: injected observation {raw} was not the cause"
         );
-        let outcome = tx.get(&id).and_then(|found| match found {
+        let outcome = tx.get_parsed(&id).and_then(|found| match found {
             Some(stored) => tx.note(&stored, Action::Exonerate, &reasoning).map(|()| true),
             // A queued proposal on probation: its record says the run cleared it.
             None => crate::review::queued(tx, &id).map(|q| q.is_some()),

@@ -122,7 +122,16 @@ impl From<String> for Skip {
 }
 
 fn processing(action: &str, e: curator_store::Error) -> Skip {
-    Skip::Stop(format!("Decision processing error ({action}): {e}"), Box::new(e))
+    Skip::Stop(format!("Decision processing error ({action}): {}", cause(&e)), Box::new(e))
+}
+
+/// A change's failure as agent-qa words it: the scanner's refusal of a rewrite is its
+/// `Security scan blocked: <pattern>` (§5.9); any other cause is the store's own message.
+pub(crate) fn cause(e: &curator_store::Error) -> String {
+    match e {
+        curator_store::Error::Unsafe { rule, .. } => format!("Security scan blocked: {rule}"),
+        e => e.to_string(),
+    }
 }
 
 /// The known-id check, then a fresh read under the lock (§5.4 update/deprecate preamble).
@@ -134,16 +143,20 @@ fn locate(
     action: &str,
 ) -> Result<Option<StoredObservation>, Skip> {
     let unknown = || Skip::Logged(format!("Unknown observation ID for {action}: {raw_id}"));
+    let not_found = || format!("Observation file not found for {action}: {raw_id}");
     if !ctx.known.contains(raw_id) {
         return Err(unknown());
     }
-    let id = ObservationId::parse(raw_id).map_err(|_| unknown())?;
-    let stored = match tx.get(&id) {
+    // Known (injected) but no observation id: agent-qa looks for its file and finds none.
+    let id = ObservationId::parse(raw_id).map_err(|_| Skip::Logged(not_found()))?;
+    // Parsed, not scanned: agent-qa contradicts memory its scanner blocks too, down to its
+    // deletion; only a rewrite is scanned (`put`).
+    let stored = match tx.get_parsed(&id) {
         Ok(Some(stored)) => stored,
         Ok(None) => {
             return match crate::review::queued(tx, &id) {
                 Ok(Some(_)) => Ok(None),
-                _ => Err(format!("Observation file not found for {action}: {raw_id}").into()),
+                _ => Err(not_found().into()),
             };
         }
         Err(e) => {

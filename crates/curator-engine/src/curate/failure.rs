@@ -13,7 +13,7 @@ use curator_core::config::BlamePolicy;
 use curator_core::trust::TrustDeltas;
 use curator_store::Transaction;
 
-use super::apply::contradict;
+use super::apply::{cause, contradict};
 use super::memory_log::MemoryLog;
 use super::run_record::RunRecord;
 
@@ -42,10 +42,13 @@ pub(crate) fn contradict_ids(
 ) {
     for raw in ids {
         let Ok(id) = ObservationId::parse(raw) else {
-            log.errors.push(format!("Deprecation error for {raw}: not an observation id"));
+            // agent-qa looks for its file and finds none.
+            log.errors.push(format!("Observation file not found for deprecation: {raw}"));
             continue;
         };
-        let stored = match tx.get(&id) {
+        // Parsed, not scanned, as agent-qa reads it: memory the scanner blocks is still
+        // contradicted down to its deletion; only a rewrite is scanned.
+        let stored = match tx.get_parsed(&id) {
             Ok(Some(stored)) => stored,
             // A proposal injected on probation: the review gate decides about it.
             Ok(None) if matches!(crate::review::queued(tx, &id), Ok(Some(_))) => continue,
@@ -61,7 +64,7 @@ pub(crate) fn contradict_ids(
             }
         };
         if let Err(e) = contradict(tx, stored, deltas, &reasoning(raw), log) {
-            log.skip(format!("Deprecation error for {raw}: {e}"), &e);
+            log.skip(format!("Deprecation error for {raw}: {}", cause(&e)), &e);
         }
     }
 }

@@ -198,7 +198,13 @@ impl FileStore {
     }
 
     /// One id, resolved through the index; `trust_miss` only under the lock (see `id_index`).
-    fn find(&self, id: &ObservationId, trust_miss: bool) -> Result<Option<StoredObservation>> {
+    /// `scanned`: refuse it when the scanner blocks it, as every reader that serves does.
+    fn find(
+        &self,
+        id: &ObservationId,
+        trust_miss: bool,
+        scanned: bool,
+    ) -> Result<Option<StoredObservation>> {
         for _ in 0..2 {
             let locations = self.index().locate(&self.root, id.as_str(), trust_miss);
             let loc = match locations.as_slice() {
@@ -211,7 +217,12 @@ impl FileStore {
                     });
                 }
             };
-            match self.load(loc) {
+            let loaded = if scanned {
+                self.load(loc)
+            } else {
+                read::load_unscanned(&loc.path, &loc.stem, self.options.max_file_size)
+            };
+            match loaded {
                 Ok(loaded) => return Ok(Some(stored(loc, loaded))),
                 Err(LoadError::Missing) => self.index().remove(&loc.stem, &loc.path),
                 Err(LoadError::Refused(kind)) => return Err(refused(&loc.path, kind)),
@@ -308,7 +319,7 @@ impl Store for FileStore {
     }
 
     fn get(&self, id: &ObservationId) -> Result<StoredObservation> {
-        self.find(id, false)?.ok_or_else(|| Error::NotFound { id: id.to_string() })
+        self.find(id, false, true)?.ok_or_else(|| Error::NotFound { id: id.to_string() })
     }
 
     /// Reads the names of the folders the filter covers (one `readdir` per folder), then only
@@ -541,7 +552,7 @@ impl Store for FileStore {
     }
 
     fn get_pending(&self, id: &ObservationId) -> Result<Option<StoredObservation>> {
-        self.queue()?.find(id, false)
+        self.queue()?.find(id, false, true)
     }
 
     /// Searches the queue's folders in RAM: the queue is small, and a persistent index of it

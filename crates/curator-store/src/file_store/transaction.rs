@@ -190,7 +190,11 @@ impl<'a> FileTransaction<'a> {
     }
 
     pub(super) fn find(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
-        let found = self.store.find(id, self.trust_miss(id))?;
+        self.find_as(id, true)
+    }
+
+    fn find_as(&mut self, id: &ObservationId, scanned: bool) -> Result<Option<StoredObservation>> {
+        let found = self.store.find(id, self.trust_miss(id), scanned)?;
         if found.is_none() {
             self.absent.insert(id.to_string());
         }
@@ -374,6 +378,10 @@ struct Change<'a> {
 impl Transaction for FileTransaction<'_> {
     fn get(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
         self.find(id)
+    }
+
+    fn get_parsed(&mut self, id: &ObservationId) -> Result<Option<StoredObservation>> {
+        self.find_as(id, false)
     }
 
     fn list_scope(&mut self, tier: Tier, scope: &ScopeName) -> Result<Vec<StoredObservation>> {
