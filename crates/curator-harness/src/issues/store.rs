@@ -183,8 +183,12 @@ pub struct Issue {
     /// `validator|worker|human|system`.
     #[serde(default = "default_source", deserialize_with = "lenient_string")]
     pub source: String,
-    /// When first filed.
-    #[serde(default, deserialize_with = "lenient_string")]
+    /// When first filed (left out when the file gave none: an empty string is no time).
+    #[serde(
+        default,
+        deserialize_with = "lenient_string",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub found_at: String,
     /// The feature being validated when found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,6 +251,9 @@ pub struct IssueFile {
     pub issues: Vec<Issue>,
     /// The next numeric id to allocate.
     pub next_id: u64,
+    /// Top-level keys this version does not know (another tool's, a person's), kept on
+    /// rewrite: a triage must not erase what it cannot read.
+    pub extra: Map<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -254,6 +261,11 @@ pub struct IssueFile {
 struct RawFile {
     #[serde(default)]
     issues: Vec<Value>,
+    /// Recomputed on every load (§3.2), so read only to be left out of `extra`.
+    #[serde(default, rename = "nextId")]
+    _next_id: Value,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
 }
 
 impl IssueFile {
@@ -261,11 +273,11 @@ impl IssueFile {
     /// issue list. An element that is not an object is dropped (it cannot be an issue).
     pub fn parse(text: &str) -> Result<IssueFile, serde_json::Error> {
         if text.trim().is_empty() {
-            return Ok(IssueFile { issues: Vec::new(), next_id: 1 });
+            return Ok(IssueFile { issues: Vec::new(), next_id: 1, extra: Map::new() });
         }
         let value: Value = serde_json::from_str(text)?;
         let raw = match value {
-            Value::Array(issues) => RawFile { issues },
+            Value::Array(issues) => RawFile { issues, _next_id: Value::Null, extra: Map::new() },
             other => serde_json::from_value(other)?,
         };
         let issues: Vec<Issue> = raw
@@ -274,7 +286,7 @@ impl IssueFile {
             .filter(|v| v.is_object())
             .map(serde_json::from_value)
             .collect::<Result<_, _>>()?;
-        let mut file = IssueFile { issues, next_id: 1 };
+        let mut file = IssueFile { issues, next_id: 1, extra: raw.extra };
         // §3.2's allocator, exactly: the stored nextId is not read (a stale one, too high or too
         // low, never decides the next id).
         file.next_id = file.computed_next_id();
@@ -302,7 +314,12 @@ impl IssueFile {
 
     /// Canonical JSON text (2-space indent, trailing newline).
     pub fn to_json(&self) -> String {
-        let doc = serde_json::json!({ "issues": self.issues, "nextId": self.next_id });
+        let mut doc = Map::new();
+        doc.insert("issues".into(), serde_json::json!(self.issues));
+        doc.insert("nextId".into(), self.next_id.into());
+        for (key, value) in &self.extra {
+            doc.entry(key.clone()).or_insert_with(|| value.clone());
+        }
         let mut text = serde_json::to_string_pretty(&doc).expect("issues serialize");
         text.push('\n');
         text
@@ -347,5 +364,26 @@ mod tests {
         let again = IssueFile::parse(&f.to_json()).unwrap();
         assert_eq!(again.issues[0].extra["ui"]["pinned"], Value::Bool(true));
         assert_eq!(f.to_json(), again.to_json());
+    }
+
+    #[test]
+    fn a_document_of_another_shape_keeps_what_it_holds() {
+        // Another tool's list under another key: a triage adds its issues beside it, it does
+        // not write an empty store over it. A stored nextId is recomputed, never kept twice.
+        let text = r#"{"items":[{"id":"I-0005","title":"x"}],"nextId":6,"owner":"qa"}"#;
+        let mut f = IssueFile::parse(text).unwrap();
+        assert!(f.issues.is_empty());
+        assert_eq!(f.next_id, 1);
+        let id = f.allocate_id();
+        f.issues
+            .push(serde_json::from_value(serde_json::json!({"id": id, "title": "new"})).unwrap());
+        let written: Value = serde_json::from_str(&f.to_json()).unwrap();
+        assert_eq!(written["items"], serde_json::json!([{"id":"I-0005","title":"x"}]));
+        assert_eq!(written["owner"], "qa");
+        assert_eq!(written["nextId"], 2);
+        let keys: Vec<_> = written.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["issues", "nextId", "items", "owner"]);
+        // An issue filed without foundAt is written without one, not with an empty time.
+        assert!(!f.to_json().contains("foundAt"), "{}", f.to_json());
     }
 }
