@@ -329,6 +329,8 @@ impl IdentityFile {
         let mut corrections: Vec<(String, IdentityEntry)> = Vec::new();
         // Lines that are neither entries nor placeholders (hand-written notes) are kept.
         let mut kept_other: Vec<String> = Vec::new();
+        // A section's comments (its placeholder, or a person's): dropped once it has entries.
+        let mut comments: Vec<String> = Vec::new();
         for l in body {
             if let Some(e) = IdentityEntry::parse(l) {
                 match CORRECTION.captures(&e.statement) {
@@ -338,7 +340,9 @@ impl IdentityFile {
                     )),
                     None => entries.push(e),
                 }
-            } else if !l.trim().is_empty() && !l.trim_start().starts_with("<!--") {
+            } else if l.trim_start().starts_with("<!--") {
+                comments.push(l.clone());
+            } else if !l.trim().is_empty() {
                 kept_other.push(l.clone());
             }
         }
@@ -378,11 +382,11 @@ impl IdentityFile {
             }
             merged.push(out.capped());
         }
-        let mut new_body: Vec<String> = merged.iter().map(IdentityEntry::render).collect();
+        // A section without entries keeps its comments as they are and gains none: a line the
+        // rewrite added could push the file back over the bound the merge just met.
+        let mut new_body: Vec<String> = if merged.is_empty() { comments } else { Vec::new() };
+        new_body.extend(merged.iter().map(IdentityEntry::render));
         new_body.extend(kept_other);
-        if new_body.is_empty() {
-            new_body.push(section.placeholder().to_string());
-        }
         if end < self.lines.len() {
             new_body.push(String::new());
         }
@@ -424,5 +428,46 @@ mod tests {
         assert!(failures < at && at < shortcuts, "{text}");
         assert!(f.has_lemma(IdentitySection::Failures, "a b c"));
         assert!(!f.has_lemma(IdentitySection::Patterns, "a b c"));
+    }
+
+    #[test]
+    fn a_merge_that_meets_the_bound_drops_nothing_and_adds_no_line() {
+        // 61 lines: two same-lemma entries among 51, and two empty sections without
+        // placeholders. The merge alone meets the bound; a rewrite that put placeholders back
+        // went over it again and dropped two real entries.
+        let mut lines = vec![
+            "# IDENTITY — worker".to_owned(),
+            String::new(),
+            "Notes.".to_owned(),
+            String::new(),
+            "## Patterns I've learned".to_owned(),
+            "- [2026-01-01] always run cargo fmt before commit to avoid ci failure".to_owned(),
+            "- [2026-01-02] always run cargo fmt before commit to avoid ci failure".to_owned(),
+        ];
+        let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"];
+        for i in 0..49 {
+            let (a, b) = (words[i % 7], words[i / 7]);
+            lines.push(format!("- [2026-02-{:02}] unique lesson {a} {b} zulu{i}", 1 + i % 28));
+        }
+        lines.extend(
+            [
+                "",
+                "## Failures I've seen",
+                "<!-- kept as a person wrote it -->",
+                "",
+                "## Context shortcuts",
+            ]
+            .map(str::to_owned),
+        );
+        let mut f = IdentityFile::parse("worker", &lines.join("\n"));
+        assert_eq!(f.line_count(), 61);
+        let (compacted, removed) = f.enforce_bounds();
+        assert!(compacted);
+        assert_eq!(removed, Vec::<String>::new(), "{}", f.render());
+        assert_eq!(f.line_count(), 60, "{}", f.render());
+        assert_eq!(f.entries(IdentitySection::Patterns).len(), 50);
+        let text = f.render();
+        assert!(text.contains("<!-- kept as a person wrote it -->\n"), "{text}");
+        assert!(!text.contains("Populated by curator"), "{text}");
     }
 }
