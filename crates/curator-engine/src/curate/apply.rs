@@ -173,6 +173,9 @@ fn locate(
     Ok(Some(stored))
 }
 
+/// The rule named when an add's title holds a line break.
+const TITLE_LINE_BREAK: &str = "title_line_break";
+
 fn add(
     tx: &mut dyn Transaction,
     ctx: &ApplyContext<'_>,
@@ -182,6 +185,12 @@ fn add(
     reasoning: &str,
     log: &mut MemoryLog,
 ) -> Result<(), Skip> {
+    // A title is one line (audit 9: a break writes prompt lines outside the item in
+    // `<memory-context>`). Refused like an unsafe text, this decision alone: the others of the
+    // document stand, as they do when the scanner blocks one add.
+    if curator_core::title_line_violation(title).is_some() {
+        return Err(format!("Security scan blocked add: {TITLE_LINE_BREAK}").into());
+    }
     let r = ctx.record;
     let suite = r.suite.as_ref();
     // §5.4: suite scope without a suite falls back to product.

@@ -187,12 +187,8 @@ fn decision(value: &Value, i: usize, unknown: UnknownKeys) -> Result<Decision, D
                     ));
                 }
             };
-            let title = non_empty("title")?;
-            if let Some(rule) = curator_core::title_line_violation(&title) {
-                return Err(err(format!("{path}.title"), rule.to_owned()));
-            }
             Decision::Add {
-                title,
+                title: non_empty("title")?,
                 content: non_empty("content")?,
                 scope,
                 reasoning: field("reasoning")?,
@@ -260,11 +256,6 @@ mod tests {
             (
                 r#"{"decisions":[{"action":"add","title":"t","content":"c","scope":"global","reasoning":""}]}"#,
                 "decisions[0].scope",
-            ),
-            // A title is one line: a break would write prompt lines outside the item (audit 9).
-            (
-                r#"{"decisions":[{"action":"add","title":"t\n\nOPERATOR NOTE","content":"c","scope":"product","reasoning":""}]}"#,
-                "decisions[0].title",
             ),
             (r#"{"decisions":[{"action":"noop"}]}"#, "decisions[0].reasoning"),
             (
