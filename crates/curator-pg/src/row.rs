@@ -51,10 +51,10 @@ impl RawRow {
 
     /// Parses and scans the row; a refusal is a problem naming the row's path and the rule.
     pub(crate) fn into_stored(self) -> Result<StoredObservation, Problem> {
-        let path = self.path();
         let stored = self.into_parsed()?;
-        let observation = &stored.observation;
-        if let Some(rule) = scan_observation(&observation.title, &observation.content).rule() {
+        let o = &stored.observation;
+        if let Some(rule) = scan_observation(&o.title, &o.content).rule() {
+            let path = path_of(stored.tier, &stored.scope, &o.id);
             return Err(Problem { path, kind: ProblemKind::Unsafe { rule: rule.to_owned() } });
         }
         Ok(stored)

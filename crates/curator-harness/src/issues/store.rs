@@ -261,9 +261,6 @@ pub struct IssueFile {
 struct RawFile {
     #[serde(default)]
     issues: Vec<Value>,
-    /// Recomputed on every load (§3.2), so read only to be left out of `extra`.
-    #[serde(default, rename = "nextId")]
-    _next_id: Value,
     #[serde(flatten)]
     extra: Map<String, Value>,
 }
@@ -277,16 +274,19 @@ impl IssueFile {
         }
         let value: Value = serde_json::from_str(text)?;
         let raw = match value {
-            Value::Array(issues) => RawFile { issues, _next_id: Value::Null, extra: Map::new() },
+            Value::Array(issues) => RawFile { issues, extra: Map::new() },
             other => serde_json::from_value(other)?,
         };
+        let mut extra = raw.extra;
+        // Recomputed below (§3.2), so not kept beside the one written.
+        extra.remove("nextId");
         let issues: Vec<Issue> = raw
             .issues
             .into_iter()
             .filter(|v| v.is_object())
             .map(serde_json::from_value)
             .collect::<Result<_, _>>()?;
-        let mut file = IssueFile { issues, next_id: 1, extra: raw.extra };
+        let mut file = IssueFile { issues, next_id: 1, extra };
         // §3.2's allocator, exactly: the stored nextId is not read (a stale one, too high or too
         // low, never decides the next id).
         file.next_id = file.computed_next_id();
