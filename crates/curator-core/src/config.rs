@@ -16,14 +16,16 @@
 //!   [`MemoryConfig::agent_qa_trust_deltas`] keep agent-qa's behaviour visible.
 //! * Also unlike agent-qa (§11.1), `minTrust` and `maxInjections` are honoured.
 //!
-//! The YAML is parsed with serde-saphyr under budgets (one document, bounded depth and alias
-//! expansion) and duplicate keys rejected. Nothing here touches the filesystem: the caller
+//! The YAML is read by the same loader as observation frontmatter ([`crate::codec`]), which
+//! reads text as agent-qa's `yaml` 2.8.4 does (YAML 1.2 core schema: `1_0` and `0b1` are
+//! strings, `<<` is an ordinary key, duplicate keys and several documents are errors) under
+//! budgets against alias bombs, so a config agent-qa refuses is refused here too. Nothing here touches the filesystem: the caller
 //! reads the file and passes the folder it came from; [`Config::memory_root`] resolves the root
 //! lexically, as Node's `path.resolve`/`path.normalize` do.
 
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Map, Value};
+use crate::codec::{ParseError, YamlValue, load_yaml};
 
 /// The memory root when `services.memory.dir` is not set.
 pub const DEFAULT_DIR: &str = "agent-qa-memory";
@@ -306,8 +308,8 @@ impl Config {
         }
         let root = parse_yaml(text)?;
         let top = match &root {
-            Value::Null => None,
-            Value::Object(map) => Some(map),
+            YamlValue::Null => None,
+            YamlValue::Map(map) => Some(map.as_slice()),
             other => {
                 return Err(invalid(
                     "(top level)",
@@ -315,16 +317,16 @@ impl Config {
                 ));
             }
         };
-        let services = match top.and_then(|t| t.get("services")) {
+        let services = match top.and_then(|t| get(t, "services")) {
             None => None,
-            Some(Value::Object(map)) => Some(map),
+            Some(YamlValue::Map(map)) => Some(map.as_slice()),
             Some(other) => {
                 return Err(invalid("services", format!("must be a mapping, got {}", show(other))));
             }
         };
-        let memory = match services.and_then(|s| s.get("memory")) {
+        let memory = match services.and_then(|s| get(s, "memory")) {
             None => MemoryConfig::default(),
-            Some(Value::Object(map)) => memory_block(map)?,
+            Some(YamlValue::Map(map)) => memory_block(map)?,
             Some(other) => {
                 return Err(invalid(
                     MEMORY_PATH,
@@ -332,9 +334,9 @@ impl Config {
                 ));
             }
         };
-        let curator = match top.and_then(|t| t.get("curator")) {
+        let curator = match top.and_then(|t| get(t, "curator")) {
             None => CuratorOptions::default(),
-            Some(Value::Object(map)) => curator_block(map)?,
+            Some(YamlValue::Map(map)) => curator_block(map)?,
             Some(other) => {
                 return Err(invalid(
                     CURATOR_PATH,
@@ -364,26 +366,21 @@ impl Default for Config {
     }
 }
 
-fn parse_yaml(text: &str) -> Result<Value, ConfigError> {
-    let options = serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_depth: 64,
-            max_documents: 1,
+fn parse_yaml(text: &str) -> Result<YamlValue, ConfigError> {
+    load_yaml(text, 1).map_err(|e| ConfigError::Yaml {
+        message: match e {
+            ParseError::Yaml(message) => message,
+            other => other.to_string(),
         },
-        alias_limits: serde_saphyr::alias_limits! {
-            max_total_replayed_events: 10_000,
-            max_replay_stack_depth: 16,
-        },
-        duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::Error,
-        strict_booleans: true,
-        with_snippet: false,
-    };
-    serde_saphyr::from_str_with_options::<Option<Value>>(text, options)
-        .map(Option::unwrap_or_default)
-        .map_err(|e| ConfigError::Yaml { message: e.to_string() })
+    })
 }
 
-fn memory_block(map: &Map<String, Value>) -> Result<MemoryConfig, ConfigError> {
+/// The value of `key` in a mapping's entries (keys are unique: the loader refuses duplicates).
+fn get<'a>(map: &'a [(String, YamlValue)], key: &str) -> Option<&'a YamlValue> {
+    map.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+fn memory_block(map: &[(String, YamlValue)]) -> Result<MemoryConfig, ConfigError> {
     let b = Block { path: MEMORY_PATH, map };
     b.deny_unknown(&MEMORY_KEYS)?;
     let d = MemoryConfig::default();
@@ -422,7 +419,7 @@ fn memory_block(map: &Map<String, Value>) -> Result<MemoryConfig, ConfigError> {
     })
 }
 
-fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError> {
+fn curator_block(map: &[(String, YamlValue)]) -> Result<CuratorOptions, ConfigError> {
     let b = Block { path: CURATOR_PATH, map };
     b.deny_unknown(&CURATOR_KEYS)?;
     let query_mode = match b.string("queryMode")? {
@@ -435,9 +432,9 @@ fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError
             );
         }
     };
-    let llm = match map.get("llm") {
+    let llm = match get(map, "llm") {
         None => LlmOptions::default(),
-        Some(Value::Object(m)) => llm_block(m)?,
+        Some(YamlValue::Map(m)) => llm_block(m)?,
         Some(other) => return Err(b.err("llm", format!("must be a mapping, got {}", show(other)))),
     };
     let store = b.string("store")?.map(str::to_owned);
@@ -450,9 +447,9 @@ fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError
             );
         }
     };
-    let serve = match map.get("serve") {
+    let serve = match get(map, "serve") {
         None => ServeOptions::default(),
-        Some(Value::Object(m)) => serve_block(m)?,
+        Some(YamlValue::Map(m)) => serve_block(m)?,
         Some(other) => {
             return Err(b.err("serve", format!("must be a mapping, got {}", show(other))));
         }
@@ -492,15 +489,15 @@ fn curator_block(map: &Map<String, Value>) -> Result<CuratorOptions, ConfigError
     })
 }
 
-fn serve_block(map: &Map<String, Value>) -> Result<ServeOptions, ConfigError> {
+fn serve_block(map: &[(String, YamlValue)]) -> Result<ServeOptions, ConfigError> {
     let b = Block { path: SERVE_PATH, map };
     b.deny_unknown(&SERVE_KEYS)?;
-    let allowed_hosts = match map.get("allowedHosts") {
+    let allowed_hosts = match get(map, "allowedHosts") {
         None => Vec::new(),
-        Some(Value::Array(items)) => items
+        Some(YamlValue::Seq(items)) => items
             .iter()
             .map(|item| match item {
-                Value::String(s) if is_host_name(s) => Ok(s.to_ascii_lowercase()),
+                YamlValue::String(s) if is_host_name(s) => Ok(s.to_ascii_lowercase()),
                 other => Err(b.err(
                     "allowedHosts",
                     format!(
@@ -527,7 +524,7 @@ fn is_host_name(s: &str) -> bool {
         })
 }
 
-fn llm_block(map: &Map<String, Value>) -> Result<LlmOptions, ConfigError> {
+fn llm_block(map: &[(String, YamlValue)]) -> Result<LlmOptions, ConfigError> {
     let b = Block { path: LLM_PATH, map };
     b.deny_unknown(&LLM_KEYS)?;
     let d = LlmOptions::default();
@@ -550,7 +547,7 @@ fn llm_block(map: &Map<String, Value>) -> Result<LlmOptions, ConfigError> {
 /// One strict mapping and its path, with typed getters that name the key on error.
 struct Block<'a> {
     path: &'static str,
-    map: &'a Map<String, Value>,
+    map: &'a [(String, YamlValue)],
 }
 
 impl Block<'_> {
@@ -559,16 +556,16 @@ impl Block<'_> {
     }
 
     fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ConfigError> {
-        match self.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        match self.map.iter().map(|(k, _)| k).find(|k| !allowed.contains(&k.as_str())) {
             None => Ok(()),
             Some(k) => Err(self.err(k, format!("unknown key (allowed: {})", allowed.join(", ")))),
         }
     }
 
     fn bool(&self, key: &str, default: bool) -> Result<bool, ConfigError> {
-        match self.map.get(key) {
+        match get(self.map, key) {
             None => Ok(default),
-            Some(Value::Bool(b)) => Ok(*b),
+            Some(YamlValue::Bool(b)) => Ok(*b),
             Some(other) => {
                 Err(self.err(key, format!("must be true or false, got {}", show(other))))
             }
@@ -576,16 +573,16 @@ impl Block<'_> {
     }
 
     fn string(&self, key: &str) -> Result<Option<&str>, ConfigError> {
-        match self.map.get(key) {
+        match get(self.map, key) {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
+            Some(YamlValue::String(s)) => Ok(Some(s)),
             Some(other) => Err(self.err(key, format!("must be a string, got {}", show(other)))),
         }
     }
 
     /// A number in `[0, 1]` (zod `z.number().min(0).max(1)`).
     fn unit(&self, key: &str, default: f64) -> Result<f64, ConfigError> {
-        let Some(v) = self.map.get(key) else { return Ok(default) };
+        let Some(v) = get(self.map, key) else { return Ok(default) };
         match v.as_f64() {
             Some(x) if (0.0..=1.0).contains(&x) => Ok(x),
             Some(_) => Err(self.err(key, format!("must be between 0 and 1, got {}", show(v)))),
@@ -599,23 +596,22 @@ impl Block<'_> {
     fn int(&self, key: &str, min: u64, default: u64) -> Result<u64, ConfigError> {
         /// JavaScript's `Number.MAX_SAFE_INTEGER`.
         const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-        let Some(v) = self.map.get(key) else { return Ok(default) };
-        let n = match v {
-            Value::Number(n) => n,
-            other => return Err(self.err(key, format!("must be an integer, got {}", show(other)))),
-        };
-        let int = if let Some(u) = n.as_u64() {
-            Some(u)
-        } else if n.as_i64().is_some() {
-            None // negative
-        } else {
-            // A float: integral values count, as in JavaScript; 2^53 is where integers stop being exact.
-            let f = n.as_f64().unwrap_or(f64::NAN);
-            if f.fract() != 0.0 || !f.is_finite() {
-                return Err(self.err(key, format!("must be an integer, got {}", show(v))));
+        let Some(v) = get(self.map, key) else { return Ok(default) };
+        let int = match v {
+            YamlValue::Int(i) => u64::try_from(*i).ok(), // None: negative
+            YamlValue::Float(f) => {
+                // Integral values count, as in JavaScript; 2^53 is where integers stop being exact.
+                if f.fract() != 0.0 || !f.is_finite() {
+                    return Err(self.err(key, format!("must be an integer, got {}", show(v))));
+                }
+                // Past 2^53 the value only has to fail the safe-integer test below.
+                (*f >= 0.0).then_some(if *f > MAX_SAFE_INTEGER as f64 {
+                    u64::MAX
+                } else {
+                    *f as u64
+                })
             }
-            // Past 2^53 the value only has to fail the safe-integer test below.
-            (f >= 0.0).then_some(if f > MAX_SAFE_INTEGER as f64 { u64::MAX } else { f as u64 })
+            other => return Err(self.err(key, format!("must be an integer, got {}", show(other)))),
         };
         match int {
             // zod's `.int()` takes safe integers only (`Number.isSafeInteger`).
@@ -632,14 +628,12 @@ fn invalid(path: &str, rule: String) -> ConfigError {
 }
 
 /// A value as an error message shows it: scalars as written, collections by kind.
-fn show(v: &Value) -> String {
+fn show(v: &YamlValue) -> String {
     match v {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => format!("{s:?}"),
-        Value::Array(_) => "a list".to_owned(),
-        Value::Object(_) => "a mapping".to_owned(),
+        YamlValue::String(s) => format!("{s:?}"),
+        YamlValue::Seq(_) => "a list".to_owned(),
+        YamlValue::Map(_) => "a mapping".to_owned(),
+        scalar => scalar.js_string(),
     }
 }
 
@@ -695,10 +689,10 @@ mod tests {
 
     #[test]
     fn show_renders_scalars_as_written() {
-        assert_eq!(show(&Value::from(1.5)), "1.5");
-        assert_eq!(show(&Value::from("yes")), "\"yes\"");
-        assert_eq!(show(&Value::Null), "null");
-        assert_eq!(show(&Value::Array(vec![])), "a list");
+        assert_eq!(show(&YamlValue::Float(1.5)), "1.5");
+        assert_eq!(show(&YamlValue::String("yes".into())), "\"yes\"");
+        assert_eq!(show(&YamlValue::Null), "null");
+        assert_eq!(show(&YamlValue::Seq(vec![])), "a list");
     }
 
     #[test]

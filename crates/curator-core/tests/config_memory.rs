@@ -287,3 +287,46 @@ fn memory_root_resolution() {
     assert_eq!(root("", "."), PathBuf::from("agent-qa-memory"));
     assert_eq!(Config::default().memory_root(), PathBuf::from("agent-qa-memory"));
 }
+
+/// The config is read as agent-qa's `yaml` 2.8.4 reads it (YAML 1.2 core schema), not as a
+/// YAML 1.1 parser would: spellings only YAML 1.1 takes for numbers or booleans are strings, so
+/// zod refuses them, and `<<` is an ordinary (hence unknown) key, not a merge.
+#[test]
+fn yaml_is_read_as_agent_qa_reads_it() {
+    for (value, shown) in [("1_0", "\"1_0\""), ("0b101", "\"0b101\""), ("1:30", "\"1:30\"")] {
+        assert_eq!(
+            error(&memory_with("circuitBreakerWindowSize", value)),
+            format!("services.memory.circuitBreakerWindowSize: must be an integer, got {shown}"),
+        );
+    }
+    for value in ["yes", "on", "y"] {
+        let err = error(&memory_with("enabled", value));
+        assert_eq!(err, format!("services.memory.enabled: must be true or false, got {value:?}"));
+    }
+    // What the core schema does read as numbers and booleans is taken.
+    let c = parse(&memory_with("circuitBreakerWindowSize", "0x14")).unwrap();
+    assert_eq!(c.memory.circuit_breaker_window_size, 20);
+    let c = parse(&memory_with("curatorLockTimeout", "0o7640")).unwrap();
+    assert_eq!(c.memory.lock_timeout_ms, 4000);
+    let c = parse(&memory_with("minTrust", ".5")).unwrap();
+    assert_eq!(c.memory.min_trust, 0.5);
+    let c = parse(&memory_with("enabled", "False")).unwrap();
+    assert!(!c.memory.enabled);
+    // Non-finite numbers are numbers, and out of every range.
+    assert_eq!(
+        error(&memory_with("minTrust", ".nan")),
+        "services.memory.minTrust: must be between 0 and 1, got NaN"
+    );
+    assert_eq!(
+        error(&memory_with("curatorLockTimeout", ".inf")),
+        "services.memory.curatorLockTimeout: must be an integer, got Infinity"
+    );
+    // A merge key is a key like any other; the strict block does not know it.
+    let merged = "base: &base\n  minTrust: 0.4\nservices:\n  memory:\n    <<: *base\n";
+    assert!(error(merged).starts_with("services.memory.<<: unknown key"), "{}", error(merged));
+    // A quoted number is a string.
+    assert_eq!(
+        error(&memory_with("minTrust", "\"0.4\"")),
+        "services.memory.minTrust: must be a number between 0 and 1, got \"0.4\""
+    );
+}

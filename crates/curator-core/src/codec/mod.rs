@@ -40,6 +40,7 @@ mod yaml_rules;
 
 pub use datetime::is_iso_datetime;
 pub use error::{ParseError, SchemaIssue, WriteError};
+pub(crate) use load::load_yaml;
 pub use number::{format_js_number, serialize_js_number};
 pub use parse::parse_observation;
 pub use value::{ExtraKeys, YamlValue};
