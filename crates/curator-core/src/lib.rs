@@ -10,6 +10,7 @@ pub mod config;
 mod excerpt;
 pub mod fts;
 mod id;
+pub mod js_date;
 mod observation;
 pub mod render;
 pub mod scanner;

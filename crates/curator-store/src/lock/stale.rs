@@ -90,8 +90,8 @@ pub(crate) fn judge(
     if probe.liveness(pid) == Liveness::Dead {
         return Verdict::Stale("holder process is dead");
     }
-    // agent-qa: Date.parse of a missing or bad timestamp is NaN, and NaN is never stale.
-    let Some(stamp) = json.get("timestamp").and_then(|t| t.as_str()?.parse::<Timestamp>().ok())
+    // agent-qa: `Date.parse` of a missing or bad timestamp is NaN, and NaN is never stale.
+    let Some(stamp) = json.get("timestamp").and_then(|t| curator_core::js_date::parse(t.as_str()?))
     else {
         return Verdict::Held;
     };
@@ -217,6 +217,28 @@ mod tests {
         assert_eq!(verdict(at_limit, true, &eperm), Verdict::Held);
         let past = r#"{"pid":4242,"timestamp":"2026-04-10T11:55:59.999Z"}"#;
         assert!(matches!(verdict(past, true, &eperm), Verdict::Stale(_)));
+    }
+
+    /// agent-qa ages a lock by `Date.parse`, which reads more than ISO with a zone: a
+    /// timestamp another tool printed with `toUTCString()`, an RFC 2822 date or a date alone is
+    /// aged too (now is 2026-04-10T12:00:00Z; the limit is 4 minutes).
+    #[test]
+    fn a_timestamp_javascript_reads_is_aged_whatever_its_form() {
+        let alive = probe(Liveness::Alive);
+        for stamp in [
+            "Fri, 10 Apr 2026 11:55:59 GMT",
+            "10 Apr 2026 06:55:00 -0500",
+            "2026-04-10",
+            "2026-04-10 11:55:00Z",
+            "2026-04-10T13:55:00.000+0200",
+        ] {
+            let file = format!(r#"{{"pid":4242,"timestamp":"{stamp}"}}"#);
+            assert!(matches!(verdict(&file, true, &alive), Verdict::Stale(_)), "{stamp}");
+        }
+        for stamp in ["Fri, 10 Apr 2026 11:57:00 GMT", "2026-04-10T13:57:00+0200"] {
+            let file = format!(r#"{{"pid":4242,"timestamp":"{stamp}"}}"#);
+            assert_eq!(verdict(&file, true, &alive), Verdict::Held, "{stamp}");
+        }
     }
 
     #[test]
