@@ -582,3 +582,34 @@ fn a_file_in_place_of_the_state_folder_still_answers_the_step() {
     let out = dir.curator(&["query", "--product", "acme", "--test", TEST, "login button"]).stdout();
     assert!(out.contains("Login button stays disabled"), "{out}");
 }
+
+/// Chinese and Japanese steps find memory whose wording they share only in part: terms mode
+/// reads unspaced text as overlapping bigrams (`index/cjk.rs`), where `unicode61` makes a whole
+/// clause one token ("点击登录按钮" and "登录按钮保持禁用" shared nothing). Phrase mode stays
+/// agent-qa's and finds neither.
+#[test]
+fn unspaced_steps_find_memory_by_their_words() {
+    let dir = Dir::new("query-cjk");
+    dir.write(
+        &format!("products/shop/{ID_A}.md"),
+        observation_file(ID_A, "登录按钮保持禁用", "0.9", "勾选用户协议后才可点击。"),
+    );
+    dir.write(
+        &format!("products/shop/{ID_B}.md"),
+        observation_file(
+            ID_B,
+            "カートの数量はスワイプで変更する",
+            "0.9",
+            "プラスボタンは反応しない。",
+        ),
+    );
+    let ids = |mode: &str, step: &str| {
+        let args = ["--json", "query", "--mode", mode, "--product", "shop", "--test", TEST, step];
+        let json: serde_json::Value = serde_json::from_str(&dir.curator(&args).stdout()).unwrap();
+        json["observations"].as_array().unwrap().iter().map(|o| o["id"].clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(ids("terms", "点击登录按钮"), [ID_A]);
+    assert_eq!(ids("terms", "カートの数量を3に変更する"), [ID_B]);
+    assert!(ids("phrase", "点击登录按钮").is_empty());
+    assert!(ids("terms", "查看发票").is_empty(), "no shared bigram, nothing injected");
+}

@@ -236,6 +236,11 @@ fn holdout_eval_set_labels_exist_and_are_visible_to_their_query() {
     check_eval_set("eval/holdout", 300, 400);
 }
 
+#[test]
+fn cjk_eval_set_labels_exist_and_are_visible_to_their_query() {
+    check_eval_set("eval/cjk", 100, 200);
+}
+
 /// SHA-256 of `bytes` in lowercase hex, as `sha256sum` prints it.
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
@@ -246,7 +251,18 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// queries file, and the sorted `<sha256>  <path>` listing of every memory file.
 #[test]
 fn holdout_eval_set_is_unchanged_since_it_was_frozen() {
-    let dir = repo_path("eval/holdout");
+    assert_frozen("eval/holdout");
+}
+
+/// `eval/cjk` was frozen before the bigram change it judges (its README).
+#[test]
+fn cjk_eval_set_is_unchanged_since_it_was_frozen() {
+    assert_frozen("eval/cjk");
+}
+
+/// The sums the set's README records match its files (see the holdout test).
+fn assert_frozen(set: &str) {
+    let dir = repo_path(set);
     let readme = fs::read_to_string(dir.join("README.md")).unwrap();
     let queries_sum = sha256_hex(&fs::read(dir.join("queries.jsonl")).unwrap());
 
@@ -271,7 +287,7 @@ fn holdout_eval_set_is_unchanged_since_it_was_frozen() {
     for (what, sum) in [("queries.jsonl", &queries_sum), ("memory files", &memory_sum)] {
         assert!(
             readme.contains(sum.as_str()),
-            "eval/holdout {what} hash to {sum}, which its README does not record: the frozen set was changed"
+            "{set} {what} hash to {sum}, which its README does not record: the frozen set was changed"
         );
     }
 }

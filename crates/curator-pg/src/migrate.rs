@@ -34,6 +34,9 @@ pub(crate) enum Backfill {
     PhraseVectors,
     /// `title_terms` and `any_terms` of every row.
     TermArrays,
+    /// `title_terms` and `any_terms` of every row with non-ASCII text (the CJK bigrams of
+    /// version 7 change nothing else).
+    NonAsciiTermArrays,
 }
 
 /// Every migration this binary knows, in version order (versions are 1, 2, 3… without gaps).
@@ -74,10 +77,16 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0006_terms_arrays.sql"),
         backfill: Backfill::TermArrays,
     },
+    Migration {
+        version: 7,
+        name: "cjk_bigrams",
+        sql: include_str!("../migrations/0007_cjk_bigrams.sql"),
+        backfill: Backfill::NonAsciiTermArrays,
+    },
 ];
 
 /// The schema version this binary reads and writes: the newest embedded migration.
-pub const SCHEMA_VERSION: i32 = 6;
+pub const SCHEMA_VERSION: i32 = 7;
 
 /// Advisory lock key that serializes migrating openers (any constant unlikely to clash).
 const MIGRATION_LOCK: i64 = 0x6375_7261_746f_7201; // "curator" + 1
@@ -297,22 +306,22 @@ async fn backfill(tx: &impl GenericClient, what: Backfill) -> Result<u64, tokio_
     let mut updated = 0;
     for table in [Table::Observations, Table::Pending] {
         let t = table.name();
+        let non_ascii = format!(
+            "SELECT id, title, content FROM {t}
+             WHERE octet_length(title) <> char_length(title)
+                OR octet_length(content) <> char_length(content)"
+        );
+        let term_update = format!("UPDATE {t} SET title_terms = $2, any_terms = $3 WHERE id = $1");
         let (select, update) = match what {
             Backfill::None => return Ok(0),
             Backfill::PhraseVectors => (
-                format!(
-                    "SELECT id, title, content FROM {t}
-                     WHERE octet_length(title) <> char_length(title)
-                        OR octet_length(content) <> char_length(content)"
-                ),
+                non_ascii,
                 format!(
                     "UPDATE {t} SET phrase_tsv = $2::text::tsvector, token_len = $3 WHERE id = $1"
                 ),
             ),
-            Backfill::TermArrays => (
-                format!("SELECT id, title, content FROM {t}"),
-                format!("UPDATE {t} SET title_terms = $2, any_terms = $3 WHERE id = $1"),
-            ),
+            Backfill::TermArrays => (format!("SELECT id, title, content FROM {t}"), term_update),
+            Backfill::NonAsciiTermArrays => (non_ascii, term_update),
         };
         let rows = tx.query(&select, &[]).await?;
         let update = tx.prepare(&update).await?;

@@ -163,3 +163,36 @@ fn migration_6_fills_the_term_arrays_of_rows_already_stored() {
     assert_eq!(find(&reopened, "Open the login form"), before, "the rows were analyzed again");
     assert_eq!(find(&reopened, "Apply a coupon"), [coupon.id.to_string()]);
 }
+
+#[test]
+fn migration_7_splits_the_unspaced_text_of_rows_already_stored() {
+    use curator_store::Action;
+
+    use crate::util::observation;
+
+    let db = test_database().unwrap();
+    let store = PgStore::connect(db.url(), PgOptions::default()).unwrap();
+    let login = observation("login", "登录按钮保持禁用", "输入手机号后按钮才可点击。");
+    let ascii = observation("ascii", "Login form loads slowly", "Wait for the spinner to go.");
+    for o in [&login, &ascii] {
+        store
+            .transact(None, &mut |tx| {
+                tx.put(Tier::Products, &scope("acme"), o, Action::Add, "seed")
+            })
+            .unwrap();
+    }
+    let find = |store: &PgStore, text: &str| search_acme(store, text, QueryMode::Terms);
+    assert_eq!(find(&store, "点击登录按钮"), [login.id.to_string()]);
+    // A version 6 database: the clause was one term.
+    store.execute_for_tests(&format!(
+        "UPDATE observations SET title_terms = '{{登录按钮保持禁用}}',
+             any_terms = '{{登录按钮保持禁用,输入手机号后按钮才可点击}}' WHERE id = '{}';
+         DELETE FROM schema_version WHERE version = 7",
+        login.id
+    ));
+    assert!(find(&store, "点击登录按钮").is_empty());
+    let reopened = PgStore::connect(db.url(), PgOptions::default()).unwrap();
+    assert_eq!(reopened.migrations_status().unwrap().database_version, SCHEMA_VERSION);
+    assert_eq!(find(&reopened, "点击登录按钮"), [login.id.to_string()]);
+    assert_eq!(find(&reopened, "Open the login form"), [ascii.id.to_string()]);
+}

@@ -2,8 +2,11 @@
 //!
 //! Invariant: this is the textbook ranking a search engineer would try first, with nothing of
 //! curator's in it, so the distance between it and terms mode measures what curator's scorer
-//! adds. One field (title and body joined), `unicode61` tokens (agent-qa's folding), Lucene's
-//! default English stop set, the Snowball English stemmer, BM25 with Robertson's `k1 = 1.2`,
+//! adds. One field (title and body joined), `unicode61` tokens (agent-qa's folding) with every
+//! Chinese, Japanese or Korean run split into overlapping bigrams as Lucene's `CJKAnalyzer`
+//! does (the first stage of terms mode, `schema::TermsWords`: without it a whole clause is one
+//! token and the baseline could not find CJK memory at all, which would flatter terms mode),
+//! Lucene's default English stop set, the Snowball English stemmer, BM25 with Robertson's `k1 = 1.2`,
 //! `b = 0.75` and Lucene's non-negative IDF, statistics over the documents given (the
 //! observations the step may see). No synonyms, no irregular forms, no step-verb list, no
 //! floor, no cut and no trust factor: every document sharing a word with the step is ranked,
@@ -13,7 +16,7 @@ use std::collections::HashMap;
 
 use tantivy::tokenizer::{Language, Stemmer, StopWordFilter, TextAnalyzer};
 
-use super::schema::Unicode61;
+use super::schema::TermsWords;
 
 /// BM25's term-frequency saturation and length normalization (Robertson's defaults).
 const K1: f64 = 1.2;
@@ -34,7 +37,7 @@ pub struct BaselineDoc<'a> {
 }
 
 fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(Unicode61)
+    TextAnalyzer::builder(TermsWords)
         .filter(StopWordFilter::remove(LUCENE_ENGLISH_STOP_WORDS.iter().map(|w| (*w).to_owned())))
         .filter(Stemmer::new(Language::English))
         .build()
@@ -113,6 +116,18 @@ mod tests {
         assert_eq!(bm25_baseline(&docs, "Exporting invoices", 5), [0]);
         assert!(bm25_baseline(&docs, "the of and", 5).is_empty(), "stop words only");
         assert_eq!(bm25_baseline(&docs, "card", 1), [1], "the limit cuts");
+    }
+
+    #[test]
+    fn unspaced_text_is_matched_by_its_bigrams_as_lucenes_cjk_analyzer_does() {
+        let docs = [
+            doc("登录按钮保持禁用", "勾选协议后才可点击。"),
+            doc("购物车为空", "新账号没有商品。"),
+        ];
+        // One unicode61 token each ("点击登录按钮", "登录按钮保持禁用"): without bigrams they
+        // share nothing.
+        assert_eq!(bm25_baseline(&docs, "点击登录按钮", 5), [0]);
+        assert_eq!(bm25_baseline(&docs, "打开购物车", 5), [1]);
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! re-parsed on every query and are never lost silently. No tantivy type crosses this API.
 
 mod baseline;
+mod cjk;
 mod collect;
 mod folders;
 mod lexicon;

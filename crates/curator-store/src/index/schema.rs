@@ -23,7 +23,7 @@ use tantivy::tokenizer::{
 };
 
 /// Version of the schema and analysis; stored as the commit payload of every commit.
-pub(crate) const SCHEMA_VERSION: u32 = 5;
+pub(crate) const SCHEMA_VERSION: u32 = 6;
 
 /// The commit payload that marks an index as written by this schema version.
 pub(crate) fn payload() -> String {
@@ -200,9 +200,10 @@ pub(crate) fn fields_of(schema: &Schema) -> Option<Fields> {
     })
 }
 
-/// The analyzer of the `terms` mode, for the observations and the query text.
+/// The analyzer of the `terms` mode, for the observations and the query text. Schema v6 split
+/// unspaced scripts into bigrams ([`super::cjk`]).
 pub(crate) fn terms_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(Unicode61)
+    TextAnalyzer::builder(TermsWords)
         .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| (*w).to_owned())))
         .filter(Stemmer::new(Language::English))
         .filter(StopWordFilter::remove(STEP_FILLER_STEMS.iter().map(|w| (*w).to_owned())))
@@ -240,34 +241,35 @@ const STEP_FILLER_STEMS: &[&str] = &[
     "see", "look", "view", "display", "show", "visibl", "appear", "new", "one", "everi",
 ];
 
-/// tantivy adapter for [`curator_core::fts::tokenize`], the first stage of [`terms_analyzer`]
-/// (the phrase fields take the core tokens directly, so the index and the exact phrase scorer
-/// can never disagree on what a token is).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Unicode61;
-
-/// The tokens of one text, handed out one by one (both curator tokenizers produce a list).
+/// The tokens of one text, handed out one by one (the tokenizer makes the whole list first).
 #[derive(Debug)]
 pub(crate) struct TokenList {
     tokens: Vec<Token>,
     next: usize,
 }
 
-impl Tokenizer for Unicode61 {
+/// The first stage of [`terms_analyzer`] and of the BM25 baseline: the tokens of
+/// [`curator_core::fts::tokenize`] (so the index and the exact phrase scorer can never disagree
+/// on what a token is), with every CJK run split into bigrams ([`super::cjk::split`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TermsWords;
+
+impl Tokenizer for TermsWords {
     type TokenStream<'a> = TokenList;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
-        let tokens = curator_core::fts::tokenize(text)
-            .into_iter()
-            .enumerate()
-            .map(|(position, t)| Token {
-                offset_from: t.start,
-                offset_to: t.end,
-                position,
-                text: t.text,
-                position_length: 1,
-            })
-            .collect();
+        let mut tokens = Vec::new();
+        for t in curator_core::fts::tokenize(text) {
+            for word in super::cjk::split(&t.text) {
+                tokens.push(Token {
+                    offset_from: t.start,
+                    offset_to: t.end,
+                    position: tokens.len(),
+                    text: word,
+                    position_length: 1,
+                });
+            }
+        }
         TokenList { tokens, next: 0 }
     }
 }
@@ -298,8 +300,8 @@ mod tests {
     }
 
     #[test]
-    fn unicode61_adapter_gives_the_core_tokens_with_positions() {
-        let mut stream = Unicode61.token_stream("Café  résumé x_y");
+    fn first_stage_gives_the_core_tokens_with_positions() {
+        let mut stream = TermsWords.token_stream("Café  résumé x_y");
         let mut got = Vec::new();
         while stream.advance() {
             got.push((stream.token().text.clone(), stream.token().position));
@@ -317,6 +319,10 @@ mod tests {
             ["login", "button", "modal"]
         );
         assert_eq!(analyze(terms_analyzer(), "Clicking Über-Menüs"), ["uber", "menus"]);
+        assert_eq!(
+            analyze(terms_analyzer(), "Tap 登录按钮 on iPhone手机"),
+            ["登录", "录按", "按钮", "iphon", "手机"]
+        );
     }
 
     #[test]
