@@ -241,6 +241,11 @@ fn cjk_eval_set_labels_exist_and_are_visible_to_their_query() {
     check_eval_set("eval/cjk", 100, 200);
 }
 
+#[test]
+fn cjk_train_set_labels_exist_and_are_visible_to_their_query() {
+    check_eval_set("eval/cjk-train", 90, 200);
+}
+
 /// SHA-256 of `bytes` in lowercase hex, as `sha256sum` prints it.
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
