@@ -37,9 +37,6 @@ pub(crate) fn is_cjk(c: char) -> bool {
 /// non-CJK runs whole and each CJK run as its overlapping bigrams (a one-character run as that
 /// character), in text order.
 pub(crate) fn split(token: &str) -> Vec<String> {
-    if !token.chars().any(is_cjk) {
-        return vec![token.to_owned()];
-    }
     let mut words = Vec::new();
     let mut rest = token;
     while let Some(first) = rest.chars().next() {

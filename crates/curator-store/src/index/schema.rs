@@ -259,15 +259,25 @@ impl Tokenizer for TermsWords {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
         let mut tokens = Vec::new();
-        for t in curator_core::fts::tokenize(text) {
-            for word in super::cjk::split(&t.text) {
-                tokens.push(Token {
-                    offset_from: t.start,
-                    offset_to: t.end,
-                    position: tokens.len(),
-                    text: word,
-                    position_length: 1,
-                });
+        let mut push = |t: &curator_core::fts::Token, text: String| {
+            let position = tokens.len();
+            tokens.push(Token {
+                offset_from: t.start,
+                offset_to: t.end,
+                position,
+                text,
+                position_length: 1,
+            });
+        };
+        for mut t in curator_core::fts::tokenize(text) {
+            // Most tokens hold no CJK character: they pass through without a copy.
+            if t.text.chars().any(super::cjk::is_cjk) {
+                for word in super::cjk::split(&t.text) {
+                    push(&t, word);
+                }
+            } else {
+                let text = std::mem::take(&mut t.text);
+                push(&t, text);
             }
         }
         TokenList { tokens, next: 0 }
