@@ -18,6 +18,7 @@
 //! (`curate --decisions`, `curator add`, the API's create) never waits here.
 
 use curator_core::config::ReviewMode;
+use curator_core::similarity::{DUPLICATE_THRESHOLD, observation_similarity};
 use curator_core::{Observation, ObservationId, ScopeName, Tier};
 use curator_store::{Action, ListFilter, Listing, Store, StoredObservation, Transaction};
 use serde::Serialize;
@@ -45,8 +46,9 @@ pub struct ReviewOutcome {
     /// Where the observation is now: `memory` (approved, or written directly with review off),
     /// `pending` (proposed) or `None` (rejected).
     pub place: Option<curator_store::Place>,
-    /// The same decision was already taken (a retried approve or reject, or a proposal retried
-    /// with its idempotency key): nothing changed, and `run_id` is the run that took it.
+    /// The same decision was already taken (a retried approve or reject, a proposal retried
+    /// with its idempotency key, or one that says what a waiting proposal says): nothing
+    /// changed, and `run_id` is the run that took it.
     /// Always present, as in every other write's answer.
     pub already_applied: bool,
 }
@@ -161,6 +163,12 @@ fn unreadable_in_queue(store: &dyn Store, id: &ObservationId) -> Option<curator_
 /// off, then straight into its tier folder (journaled as an add, as agent-qa would). With an
 /// idempotency `key`, a retry of a proposal already written answers with it
 /// (`already_applied`, `place` where it is now) instead of writing a second one.
+///
+/// A proposal that says what one already waiting in the same tier and scope says (word-set
+/// similarity at [`DUPLICATE_THRESHOLD`], the rule curate applies to a repeated `MEMO:`) is
+/// answered with the waiting one, `already_applied`, and writes nothing: one fact is one
+/// proposal, reviewed and tried on probation once. Sent again and again, a planted fact would
+/// otherwise fill the queue and draw one auto-approval lottery per copy.
 pub fn propose(
     store: &dyn Store,
     tier: Tier,
@@ -171,6 +179,12 @@ pub fn propose(
     key: Option<&IdempotencyKey>,
 ) -> Result<ReviewOutcome, ReviewError> {
     let run_id = once::run_id_for(key);
+    // Read before the transaction, as curate reads the queue; the copy is checked again inside
+    // it, so one rejected in between does not answer for the new proposal.
+    let alike = match review {
+        ReviewMode::Off => Vec::new(),
+        _ => waiting_alike(store, tier, scope, &observation)?,
+    };
     let mut outcome: Option<Result<ReviewOutcome, ReviewError>> = None;
     store.transact(Some(&run_id), &mut |tx| {
         if let Some(earlier) = once::earlier(tx, key)? {
@@ -189,6 +203,12 @@ pub fn propose(
                 Err(ReviewError::KeyReused { reason: earlier.describe() })
             });
             return Ok(());
+        }
+        for id in &alike {
+            if queued(tx, id)?.is_some() {
+                outcome = Some(Ok(waiting_proposal(tx, id, tier, scope)?));
+                return Ok(());
+            }
         }
         let mut observation = observation.clone();
         observation.id = fresh_id(tx)?;
@@ -211,6 +231,55 @@ pub fn propose(
         Ok(())
     })?;
     outcome.unwrap_or_else(|| Err(curator_store::Error::NotFound { id: "(new)".into() }.into()))
+}
+
+/// The ids of the proposals waiting in `tier`/`scope` that say what `observation` says.
+fn waiting_alike(
+    store: &dyn Store,
+    tier: Tier,
+    scope: &ScopeName,
+    observation: &Observation,
+) -> Result<Vec<ObservationId>, ReviewError> {
+    let filter = ListFilter { tier: Some(tier), scope: Some(scope.clone()) };
+    let listing = match store.list_pending(&filter) {
+        Err(curator_store::Error::Unsupported { .. }) => return Ok(Vec::new()),
+        other => other?,
+    };
+    let said = format!("{} {}", observation.title, observation.content);
+    Ok(listing
+        .observations
+        .into_iter()
+        .filter(|q| {
+            let o = &q.observation;
+            observation_similarity(&said, &o.title, &o.content) >= DUPLICATE_THRESHOLD
+        })
+        .map(|q| q.observation.id)
+        .collect())
+}
+
+/// The answer for a proposal that one already waiting says: that one, under the run that
+/// queued it.
+fn waiting_proposal(
+    tx: &mut dyn Transaction,
+    id: &ObservationId,
+    tier: Tier,
+    scope: &ScopeName,
+) -> curator_store::Result<ReviewOutcome> {
+    let filter = curator_store::JournalFilter { id: Some(id.to_string()), run_id: None };
+    let queued_by = tx
+        .journal(&filter)?
+        .into_iter()
+        .rfind(|e| e.place == curator_store::Place::Pending)
+        .and_then(|e| e.run_id);
+    Ok(ReviewOutcome {
+        run_id: queued_by.unwrap_or_default(),
+        action: Action::Propose,
+        id: id.to_string(),
+        tier: tier.dir_name().to_owned(),
+        scope: scope.as_str().to_owned(),
+        place: Some(curator_store::Place::Pending),
+        already_applied: true,
+    })
 }
 
 /// The proposal a retried request already wrote, where it is now (approved, still queued, or

@@ -3,7 +3,8 @@
 //! run id even when two writers record at once, and the queue is a table nothing that serves
 //! memory reads.
 
-use curator_core::ObservationId;
+use curator_core::config::ReviewMode;
+use curator_core::{ObservationId, Tier};
 use curator_engine::curate::{CurateOptions, RunRecord, curate};
 use curator_engine::probation::ProbationOptions;
 use curator_engine::providers::RulesProvider;
@@ -121,6 +122,21 @@ fn scenario(store: &dyn Store) -> Vec<String> {
         out.push(format!("evidence {:?}", view.of(id)));
     }
     out.push(format!("baseline {:?}", view.baseline("t_x")));
+    // A proposal that says what a waiting one says is answered with it, not queued twice.
+    let propose = |title: &str| {
+        let o = observation("pending", title, "Seen by the agent twice.");
+        review::propose(store, Tier::Products, &scope("acme"), o, "api", ReviewMode::Auto, None)
+            .unwrap()
+    };
+    let first = propose("The wibble tab hides its badge");
+    let again = propose("the WIBBLE tab hides its badge");
+    out.push(format!(
+        "proposed twice: same {} already {} {} queued {:?}",
+        again.id == first.id && again.run_id == first.run_id,
+        first.already_applied,
+        again.already_applied,
+        queued(store)
+    ));
     out
 }
 
@@ -137,6 +153,10 @@ fn review_evidence_and_probation_match_the_file_store() {
     );
     assert!(on_files.iter().any(|l| l == "failed: rejected 1"), "{on_files:#?}");
     assert!(on_files.iter().any(|l| l == "retried: applied true evidence None"), "{on_files:#?}");
+    assert!(
+        on_files.iter().any(|l| l.starts_with("proposed twice: same true already false true")),
+        "{on_files:#?}"
+    );
 }
 
 /// The evidence policy's trial slot: newcomers one per run, probation sharing the slot, a

@@ -159,6 +159,45 @@ async fn a_proposal_retried_with_its_key_is_queued_once() {
     keyed(&app, "POST", "/api/v1/pending", "no/slash", &body).await.error(400, "bad_request");
 }
 
+/// One fact is one proposal: sent again without a key (a client that retries blindly, an agent
+/// that proposes what it proposed last run, an attacker that floods the queue), it is answered
+/// with the proposal already waiting, whose review and probation it would otherwise double.
+#[tokio::test]
+async fn a_proposal_that_says_what_a_waiting_one_says_is_answered_with_it() {
+    let f = Fixture::new();
+    let app = f.app();
+    let body = proposal("Wishlist: heart fills red");
+    let first = json(&app, "POST", "/api/v1/pending", &body).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
+    let first = first.json();
+    let again = json(&app, "POST", "/api/v1/pending", &body).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text);
+    let again = again.json();
+    assert_eq!(
+        (&again["id"], &again["run_id"], &again["place"], &again["already_applied"]),
+        (&first["id"], &first["run_id"], &json!("pending"), &json!(true))
+    );
+    // The same words in another order and case are the same fact (agent-qa's word-set rule).
+    let reworded = json!({"tier": "product", "scope": PRODUCT,
+        "title": "wishlist: HEART fills red", "content": "seen twice by the agent.",
+        "source_test": TEST_ID});
+    let reworded = json(&app, "POST", "/api/v1/pending", &reworded).await.json();
+    assert_eq!(reworded["id"], first["id"]);
+    // Another scope's queue is its own.
+    let other_scope = json!({"tier": "test", "scope": TEST_ID,
+        "title": "Wishlist: heart fills red", "content": "Seen by the agent twice.",
+        "source_test": TEST_ID});
+    let other = json(&app, "POST", "/api/v1/pending", &other_scope).await;
+    assert_eq!(other.status, StatusCode::CREATED, "{}", other.text);
+    assert_eq!(get(&app, "/api/v1/pending").await.json()["total"], 2);
+    // Once rejected, the fact can be proposed again, as a new proposal.
+    let id = first["id"].as_str().unwrap();
+    post(&app, &format!("/api/v1/pending/{id}/reject")).await;
+    let anew = json(&app, "POST", "/api/v1/pending", &body).await;
+    assert_eq!(anew.status, StatusCode::CREATED, "{}", anew.text);
+    assert_ne!(anew.json()["id"], first["id"]);
+}
+
 #[tokio::test]
 async fn bad_proposals_and_ids_are_refused_with_the_api_errors() {
     let f = Fixture::new();
