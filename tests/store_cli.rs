@@ -355,6 +355,34 @@ fn lint_is_clean_on_good_files_and_exits_3_naming_each_problem() {
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json["observations"], 1);
     assert_eq!(json["problems"].as_array().unwrap().len(), 2);
+    assert_eq!(json["pending"], 0);
+}
+
+/// A proposal that cannot be read is never reviewed nor tried on probation: lint names it as it
+/// names a bad memory file, and counts the ones that wait.
+#[test]
+fn lint_checks_the_review_queue_too() {
+    let dir = Dir::new("lint-queue");
+    dir.curator(&["init"]).stdout();
+    dir.write(
+        &format!(".curator/pending/products/acme/{ID_A}.md"),
+        observation_file(ID_A, "A proposal", "0.5", "a"),
+    );
+    let (json, _) = dir.curator(&["--json", "lint"]).expect_code(0);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (&json["pending"], &json["problems"]),
+        (&serde_json::json!(1), &serde_json::json!([]))
+    );
+    dir.write(&format!(".curator/pending/products/acme/{ID_B}.md"), "no frontmatter here\n");
+    let (stdout, stderr) = dir.curator(&["lint"]).expect_code(3);
+    assert!(
+        stdout.contains(".curator/pending/products/acme/")
+            && stdout.contains(ID_B)
+            && stdout.contains("No frontmatter delimiters found"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("1 waiting for review, 1 problem(s)"), "{stderr}");
 }
 
 #[test]

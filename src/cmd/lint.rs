@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use curator_store::{ListFilter, Recovered};
+use curator_store::{ListFilter, Listing, Recovered};
 use serde::Serialize;
 
 use crate::context::{Context, StoreChoice};
@@ -23,6 +23,9 @@ const EXIT_PROBLEMS: u8 = 3;
 #[derive(Debug, Serialize)]
 struct LintReport {
     observations: usize,
+    /// Proposals waiting in the review queue that can be read (its unreadable files are
+    /// problems like any other).
+    pending: usize,
     problems: Vec<ProblemView>,
     /// What lint resolved before checking (a dead writer's open transaction, its temps).
     recovered: Vec<Recovered>,
@@ -49,8 +52,13 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
         }
     };
     let listing = store.list(&ListFilter::default())?;
+    // The queue too: a proposal that cannot be read is never reviewed nor tried on probation.
+    let queue = match store.list_pending(&ListFilter::default()) {
+        Err(curator_store::Error::Unsupported { .. }) => Listing::default(),
+        other => other?,
+    };
     problems.extend(
-        listing.problems.iter().map(|p| ProblemView {
+        listing.problems.iter().chain(&queue.problems).map(|p| ProblemView {
             path: p.path.display().to_string(),
             reason: p.kind.to_string(),
         }),
@@ -59,7 +67,12 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     if let Err(e) = store.check_journal() {
         problems.push(ProblemView { path: "journal".to_owned(), reason: e.to_string() });
     }
-    let report = LintReport { observations: listing.observations.len(), problems, recovered };
+    let report = LintReport {
+        observations: listing.observations.len(),
+        pending: queue.observations.len(),
+        problems,
+        recovered,
+    };
     if ctx.json {
         output::print_json(&report)?;
     } else {
@@ -72,8 +85,9 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
         }
         output::print_text(&text)?;
         crate::output::note!(
-            "{} observation(s) ok, {} problem(s)",
+            "{} observation(s) ok, {} waiting for review, {} problem(s)",
             report.observations,
+            report.pending,
             report.problems.len()
         );
         // An empty root is a fine memory (agent-qa creates the tiers on its first write), but

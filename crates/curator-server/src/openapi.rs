@@ -209,7 +209,7 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             result: schema_ref("Breaker"), errors: &[BAD],
         }.build()),
         ("/lint", "get", Op {
-            summary: "Every file found but not served, and why", params: vec![], body: None,
+            summary: "Every file found but not served (memory and the review queue), and why", params: vec![], body: None,
             status: "200", result: obj(), errors: &[],
         }.build()),
         ("/harness", "get", Op {

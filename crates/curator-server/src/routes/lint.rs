@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use axum::response::Json;
-use curator_store::ListFilter;
+use curator_store::{ListFilter, Listing};
 use serde::Serialize;
 
 use super::ApiRoutes;
@@ -18,6 +18,8 @@ pub(crate) fn router() -> ApiRoutes {
 #[derive(Debug, Serialize)]
 pub(crate) struct LintReport {
     pub(crate) observations: usize,
+    /// Readable proposals waiting in the review queue.
+    pub(crate) pending: usize,
     pub(crate) problems: Vec<LintProblem>,
 }
 
@@ -30,15 +32,25 @@ pub(crate) struct LintProblem {
 
 pub(crate) fn report(state: &AppState) -> Result<LintReport, ApiError> {
     let listing = state.store().list(&ListFilter::default())?;
+    // The review queue too: a proposal that cannot be read is never reviewed.
+    let queue = match state.store().list_pending(&ListFilter::default()) {
+        Err(curator_store::Error::Unsupported { .. }) => Listing::default(),
+        other => other?,
+    };
     let problems = listing
         .problems
         .iter()
+        .chain(&queue.problems)
         .map(|p| LintProblem {
             path: p.path.strip_prefix(state.root()).unwrap_or(&p.path).display().to_string(),
             reason: p.kind.to_string(),
         })
         .collect();
-    Ok(LintReport { observations: listing.observations.len(), problems })
+    Ok(LintReport {
+        observations: listing.observations.len(),
+        pending: queue.observations.len(),
+        problems,
+    })
 }
 
 async fn lint(State(state): State<AppState>) -> Result<Json<LintReport>, ApiError> {

@@ -348,6 +348,28 @@ async fn lint_reports_every_refused_file() {
         format!("products/{PRODUCT}/obs_broken-file-broken-file-broken-file.md")
     );
     assert_eq!(get(&app, "/api/v1/observations").await.json()["problems"], 1);
+    // The review queue is checked too.
+    let queue = f.root.join(".curator/pending/products").join(PRODUCT);
+    std::fs::create_dir_all(&queue).unwrap();
+    std::fs::write(queue.join("obs_broken-file-broken-file-broken-file.md"), "no fence\n").unwrap();
+    let report = get(&app, "/api/v1/lint").await.json();
+    let paths: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{report}");
+    assert!(
+        paths.contains(
+            &format!(
+                ".curator/pending/products/{PRODUCT}/obs_broken-file-broken-file-broken-file.md"
+            )
+            .as_str()
+        ),
+        "{report}"
+    );
+    assert_eq!(report["pending"], 0);
 }
 
 #[tokio::test]
