@@ -179,12 +179,6 @@ pub fn propose(
     key: Option<&IdempotencyKey>,
 ) -> Result<ReviewOutcome, ReviewError> {
     let run_id = once::run_id_for(key);
-    // Read before the transaction, as curate reads the queue; the copy is checked again inside
-    // it, so one rejected in between does not answer for the new proposal.
-    let alike = match review {
-        ReviewMode::Off => Vec::new(),
-        _ => waiting_alike(store, tier, scope, &observation)?,
-    };
     let mut outcome: Option<Result<ReviewOutcome, ReviewError>> = None;
     store.transact(Some(&run_id), &mut |tx| {
         if let Some(earlier) = once::earlier(tx, key)? {
@@ -204,11 +198,11 @@ pub fn propose(
             });
             return Ok(());
         }
-        for id in &alike {
-            if queued(tx, id)?.is_some() {
-                outcome = Some(Ok(waiting_proposal(tx, id, tier, scope)?));
-                return Ok(());
-            }
+        if review != ReviewMode::Off
+            && let Some(id) = waiting_alike(tx, tier, scope, &observation)?
+        {
+            outcome = Some(Ok(waiting_proposal(tx, &id, tier, scope)?));
+            return Ok(());
         }
         let mut observation = observation.clone();
         observation.id = fresh_id(tx)?;
@@ -233,28 +227,26 @@ pub fn propose(
     outcome.unwrap_or_else(|| Err(curator_store::Error::NotFound { id: "(new)".into() }.into()))
 }
 
-/// The ids of the proposals waiting in `tier`/`scope` that say what `observation` says.
+/// A proposal waiting in `tier`/`scope` that says what `observation` says, read in the
+/// transaction that would queue it (so two alike sent at once queue one).
 fn waiting_alike(
-    store: &dyn Store,
+    tx: &mut dyn Transaction,
     tier: Tier,
     scope: &ScopeName,
     observation: &Observation,
-) -> Result<Vec<ObservationId>, ReviewError> {
-    let filter = ListFilter { tier: Some(tier), scope: Some(scope.clone()) };
-    let listing = match store.list_pending(&filter) {
-        Err(curator_store::Error::Unsupported { .. }) => return Ok(Vec::new()),
+) -> curator_store::Result<Option<ObservationId>> {
+    let waiting = match tx.pending_list_scope(tier, scope) {
+        Err(curator_store::Error::Unsupported { .. }) => return Ok(None),
         other => other?,
     };
     let said = format!("{} {}", observation.title, observation.content);
-    Ok(listing
-        .observations
+    Ok(waiting
         .into_iter()
-        .filter(|q| {
+        .find(|q| {
             let o = &q.observation;
             observation_similarity(&said, &o.title, &o.content) >= DUPLICATE_THRESHOLD
         })
-        .map(|q| q.observation.id)
-        .collect())
+        .map(|q| q.observation.id))
 }
 
 /// The answer for a proposal that one already waiting says: that one, under the run that

@@ -549,6 +549,65 @@ fn a_fact_already_waiting_for_review_is_not_proposed_again() {
     assert_eq!(other.proposed, 1, "{other:?}");
 }
 
+/// Eight runs that learned one fact, curated at the same moment (a fleet of CI machines on one
+/// root), propose it once: each reads the scope's queue under the lock of its own write.
+#[test]
+fn one_memo_of_eight_runs_curated_at_once_is_proposed_once() {
+    let (_t, store) = store();
+    let logs: Vec<MemoryLog> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|k| {
+                let store = &store;
+                s.spawn(move || {
+                    rules(store, memo_run(&format!("r_fleet{k}"), "The zorvex panel opens left"))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(logs.iter().map(|l| l.proposed).sum::<u64>(), 1, "{logs:?}");
+    assert!(logs.iter().all(|l| l.errors.is_empty()), "{logs:?}");
+    assert_eq!(queued_ids(&store).len(), 1);
+}
+
+/// Eight writers proposing one fact at once (a client's retries racing its first request, a
+/// fleet of agents that learned the same thing) queue it once, and every answer names it: the
+/// queue is read in the transaction that would write to it.
+#[test]
+fn one_fact_proposed_by_eight_writers_at_once_is_queued_once() {
+    let (_t, store) = store();
+    let scope = curator_core::ScopeName::new("acme").unwrap();
+    let outcomes: Vec<review::ReviewOutcome> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|k| {
+                let (store, scope) = (&store, &scope);
+                s.spawn(move || {
+                    let fact = if k % 2 == 0 {
+                        "The zorvex panel opens left"
+                    } else {
+                        "the ZORVEX panel opens left."
+                    };
+                    let o = observation(&id(&format!("p{k}")), fact, "Seen twice.", 0.5);
+                    let mode = curator_core::config::ReviewMode::Auto;
+                    review::propose(store, Tier::Products, scope, o, "agent", mode, None).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let queued = queued_ids(&store);
+    assert_eq!(queued.len(), 1, "{outcomes:?}");
+    assert!(outcomes.iter().all(|o| o.id == queued[0]), "{outcomes:?}");
+    assert_eq!(outcomes.iter().filter(|o| !o.already_applied).count(), 1, "{outcomes:?}");
+    let proposals = store
+        .journal(&JournalFilter::default())
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.action == Action::Propose)
+        .count();
+    assert_eq!(proposals, 1, "journaled once");
+}
+
 #[test]
 fn steps_of_one_run_queried_at_once_lose_no_record_and_share_one_trial() {
     let (_t, store) = store();

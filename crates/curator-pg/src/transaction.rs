@@ -144,15 +144,19 @@ impl<'a> PgTransaction<'a> {
         scope: &ScopeName,
         scanned: bool,
     ) -> Result<Vec<StoredObservation>> {
+        self.scope_rows(Table::Observations, tier, scope, scanned)
+    }
+
+    fn scope_rows(
+        &mut self,
+        table: Table,
+        tier: Tier,
+        scope: &ScopeName,
+        scanned: bool,
+    ) -> Result<Vec<StoredObservation>> {
         self.live()?;
         let (tier_name, scope_name) = (tier.dir_name(), scope.as_str());
-        let r = self.store.block_on(sql::scope_rows(
-            &self.tx,
-            Table::Observations,
-            tier_name,
-            scope_name,
-            true,
-        ));
+        let r = self.store.block_on(sql::scope_rows(&self.tx, table, tier_name, scope_name, true));
         let rows = self.checked(format!("listing {tier}/{scope}"), r)?;
         let mut listed = Vec::with_capacity(rows.len());
         for row in rows {
@@ -471,6 +475,17 @@ impl Transaction for PgTransaction<'_> {
             None => Ok(None),
             Some(row) => row.into_stored().map(Some).map_err(refused),
         }
+    }
+
+    /// Row locks do not stop a new row: a transaction-scoped advisory lock on the scope's queue
+    /// serializes the writers that read it before they queue.
+    fn pending_list_scope(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+    ) -> Result<Vec<StoredObservation>> {
+        self.advisory_lock(&format!("curator-pending:{}/{scope}", tier.dir_name()))?;
+        self.scope_rows(Table::Pending, tier, scope, true)
     }
 
     fn pending_put(

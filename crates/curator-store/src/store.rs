@@ -553,6 +553,19 @@ pub trait Transaction {
         Err(Error::Unsupported { operation: "the review queue" })
     }
 
+    /// The review queue's observations in `tier`/`scope`, read inside the transaction and
+    /// held against other writers to that scope's queue until it ends, so that a writer that
+    /// finds no proposal like its own there can queue it without another landing in between.
+    /// Files that cannot be served are left out (the store's `list_pending` names them).
+    fn pending_list_scope(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+    ) -> Result<Vec<StoredObservation>> {
+        let _ = (tier, scope);
+        Err(Error::Unsupported { operation: "the review queue" })
+    }
+
     /// Scans, validates and writes `observation` into the review queue at `tier`/`scope`,
     /// journaled with [`Place::Pending`]. An id already served or queued elsewhere is
     /// `DuplicateId`.

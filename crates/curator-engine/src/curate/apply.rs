@@ -34,9 +34,6 @@ pub(crate) struct ApplyContext<'a> {
     pub(crate) known: &'a HashSet<String>,
     /// Adds go to the review queue (proposals with review on).
     pub(crate) queue_adds: bool,
-    /// The proposals already waiting in the run's scopes (read before the lock): an add that
-    /// restates one is not proposed twice.
-    pub(crate) queued: &'a [StoredObservation],
     /// Apply an `update` or `deprecate` of an id the document already named again, as agent-qa
     /// does (`curator.policy: agent-qa`); otherwise one run moves an observation's trust once
     /// per kind of decision, however often a model repeats it.
@@ -205,25 +202,29 @@ fn add(
         }
         (DecisionScope::Test, _) => (Tier::Tests, r.test.id.clone(), None),
     };
-    // One proposal per fact: the one already waiting — queued before this run, or proposed by
-    // an earlier decision of this list — is reviewed (or tried on probation) as it is, as a
-    // MEMO repeating an earlier one of its run is dropped.
+    // One proposal per fact: the one already waiting — queued before this run, by a run or a
+    // proposal curated at the same time, or by an earlier decision of this list — is reviewed
+    // (or tried on probation) as it is, as a MEMO repeating an earlier one of its run is
+    // dropped. The scope's queue is read under the lock of the write that would follow.
     let same = |title: &str, text: &str| {
         observation_similarity(content, title, text) >= DUPLICATE_THRESHOLD
     };
-    let waiting = ctx.queue_adds
-        && (ctx.queued.iter().any(|q| {
-            q.tier == tier
-                && q.scope == scope_name
-                && same(&q.observation.title, &q.observation.content)
-        }) || log.deltas.iter().any(|d| {
+    if ctx.queue_adds {
+        let waiting = match tx.pending_list_scope(tier, &scope_name) {
+            Err(curator_store::Error::Unsupported { .. }) => Vec::new(),
+            other => other.map_err(|e| processing("add", e))?,
+        };
+        let proposed_here = log.deltas.iter().any(|d| {
             d.action == Action::Propose
                 && d.tier == tier.dir_name()
                 && d.scope == scope_name.as_str()
                 && d.after.as_ref().is_some_and(|a| same(&a.title, &a.content))
-        }));
-    if waiting {
-        return Ok(());
+        });
+        if proposed_here
+            || waiting.iter().any(|q| same(&q.observation.title, &q.observation.content))
+        {
+            return Ok(());
+        }
     }
     let id = crate::review::fresh_id(tx).map_err(|e| processing("add", e))?;
     let observation = Observation {

@@ -207,10 +207,6 @@ pub fn curate(
     let answer = if case == CurateCase::Passed {
         let existing = run_observations(store, record)?;
         let answer = provider.decide(&CuratorInput { record, existing: &existing })?;
-        // The queue is read only for a run that proposes something.
-        let proposes = answer.decisions.iter().any(|d| matches!(d, Decision::Add { .. }));
-        let queued =
-            if queue_adds && proposes { run_proposals(store, record)? } else { Vec::new() };
         log.provider = Some(provider.name().to_owned());
         log.token_usage = answer.token_usage;
         let known: HashSet<String> = record
@@ -218,7 +214,7 @@ pub fn curate(
             .into_iter()
             .chain(existing.iter().map(|o| o.observation.id.as_str().to_owned()))
             .collect();
-        Some((answer, known, queued))
+        Some((answer, known))
     } else {
         None
     };
@@ -239,7 +235,7 @@ pub fn curate(
         log.evidence = Some(status);
         match (case, options.policy) {
             (CurateCase::Passed, _) => {
-                let Some((answer, known, queued)) = &answer else { return Ok(()) };
+                let Some((answer, known)) = &answer else { return Ok(()) };
                 let repeats_count = options.policy == BlamePolicy::AgentQa;
                 let ctx = apply::ApplyContext {
                     record,
@@ -247,7 +243,6 @@ pub fn curate(
                     now: &now,
                     known,
                     queue_adds,
-                    queued,
                     repeats_count,
                 };
                 apply::apply_decisions(tx, &ctx, &answer.decisions, &mut log);
@@ -415,22 +410,6 @@ fn run_scopes(record: &RunRecord) -> Vec<(Tier, curator_core::ScopeName)> {
     }
     scopes.push((Tier::Tests, record.test.id.clone()));
     scopes
-}
-
-/// The proposals waiting for review in the run's scopes (none for a store without a queue).
-fn run_proposals(
-    store: &dyn Store,
-    record: &RunRecord,
-) -> Result<Vec<StoredObservation>, curator_store::Error> {
-    let mut out = Vec::new();
-    for (tier, scope) in run_scopes(record) {
-        match store.list_pending(&ListFilter { tier: Some(tier), scope: Some(scope) }) {
-            Ok(listing) => out.extend(listing.observations),
-            Err(curator_store::Error::Unsupported { .. }) => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
 }
 
 /// Every served observation of the run's product, suite and test, in tier order.

@@ -114,3 +114,41 @@ fn a_deadlock_is_retried_and_both_transactions_land() {
         "no journal row of the failed attempt"
     );
 }
+
+/// Eight machines proposing one fact at the same moment queue it once: each reads the scope's
+/// queue under an advisory lock in the transaction that would write to it, since a row lock
+/// cannot stop a new row.
+#[test]
+fn one_fact_proposed_by_eight_machines_at_once_is_queued_once() {
+    use std::sync::{Arc, Barrier};
+
+    use curator_core::config::ReviewMode;
+    use curator_engine::review;
+
+    let (db, store) = pg_store();
+    let url = db.url().to_owned();
+    let start = Arc::new(Barrier::new(8));
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (url, start) = (url.clone(), Arc::clone(&start));
+            std::thread::spawn(move || {
+                let store =
+                    PgStore::connect(&url, PgOptions { pool_size: 1, ..Default::default() })
+                        .unwrap();
+                let o = observation("pear", "The zorvex panel opens left", "Seen twice.");
+                start.wait();
+                let mode = ReviewMode::Auto;
+                let out =
+                    review::propose(&store, Tier::Products, &scope("acme"), o, "w", mode, None)
+                        .unwrap();
+                (w, out)
+            })
+        })
+        .collect();
+    let outcomes: Vec<_> = writers.into_iter().map(|w| w.join().unwrap().1).collect();
+    let queued = store.list_pending(&Default::default()).unwrap().observations;
+    assert_eq!(queued.len(), 1, "{outcomes:?}");
+    let id = queued[0].observation.id.to_string();
+    assert!(outcomes.iter().all(|o| o.id == id), "{outcomes:?}");
+    assert_eq!(outcomes.iter().filter(|o| !o.already_applied).count(), 1, "{outcomes:?}");
+}

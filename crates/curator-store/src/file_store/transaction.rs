@@ -487,6 +487,15 @@ impl Transaction for FileTransaction<'_> {
         self.queue()?.find(id)
     }
 
+    /// Under the root's lock, which every writer of the queue holds.
+    fn pending_list_scope(
+        &mut self,
+        tier: Tier,
+        scope: &ScopeName,
+    ) -> Result<Vec<StoredObservation>> {
+        self.queue()?.list_in_scope(tier, scope, true)
+    }
+
     fn pending_put(
         &mut self,
         tier: Tier,
