@@ -277,7 +277,7 @@ fn paths() -> Vec<(&'static str, &'static str, Value)> {
             params: vec![], body: None, status: "200", result: schema_ref("PendingPage"), errors: &[],
         }.build()),
         ("/pending", "post", Op {
-            summary: "Propose an observation (an agent's): queued for review unless curator.review is off; a retry, or a fact a waiting proposal already says, answers 200 with that one",
+            summary: "Propose an observation (an agent's): queued for review unless curator.review is off, at trust 0.5 (another trust is 400); a retry, or a fact a waiting proposal already says, answers 200 with that one",
             params: vec![key_param()], body: Some(json_body(schema_ref("NewObservation"), true)),
             status: "201", result: schema_ref("ReviewOutcome"),
             errors: &[BAD, TOO_LARGE, ("415", "body is not application/json"), REFUSED, LOCKED],

@@ -11,7 +11,7 @@
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Json};
-use curator_core::Observation;
+use curator_core::{Observation, trust};
 use curator_engine::review::{self, ReviewOutcome};
 use curator_store::evidence::{Evidence, EvidenceQuery};
 use curator_store::{ListFilter, Place, StoredObservation};
@@ -128,6 +128,16 @@ pub(crate) fn propose_new(
     once: &Once,
 ) -> Result<ReviewOutcome, ApiError> {
     let checked = ops::check_new(&new)?;
+    // An agent's fact starts where agent-qa's curator starts an add, and earns the rest from
+    // outcomes: a proposal at 0.9 would be injected as proven memory, past the trial slot,
+    // the moment it is approved (or at once with review off).
+    if checked.trust != trust::INITIAL_TRUST {
+        return Err(ApiError::bad_request(format!(
+            "a proposal starts at trust {}: leave trust out (a person's create, POST \
+             /api/v1/observations, may set it)",
+            trust::INITIAL_TRUST
+        )));
+    }
     let now = curator_core::time::now_iso();
     let observation = Observation {
         id: curator_core::ObservationId::generate(),

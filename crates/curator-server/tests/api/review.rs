@@ -198,6 +198,22 @@ async fn a_proposal_that_says_what_a_waiting_one_says_is_answered_with_it() {
     assert_ne!(anew.json()["id"], first["id"]);
 }
 
+/// An agent's fact starts at agent-qa's initial trust and earns the rest: a proposal cannot
+/// ask to be approved (or, with review off, written) as proven memory.
+#[tokio::test]
+async fn a_proposal_cannot_set_its_own_trust() {
+    let f = Fixture::new();
+    let app = f.app();
+    let mut body = proposal("Wishlist: heart fills red");
+    body["trust"] = json!(0.95);
+    let refused = json(&app, "POST", "/api/v1/pending", &body).await;
+    refused.error(400, "bad_request");
+    assert_eq!(get(&app, "/api/v1/pending").await.json()["total"], 0, "nothing was queued");
+    body["trust"] = json!(0.5);
+    let reply = json(&app, "POST", "/api/v1/pending", &body).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+}
+
 #[tokio::test]
 async fn bad_proposals_and_ids_are_refused_with_the_api_errors() {
     let f = Fixture::new();
