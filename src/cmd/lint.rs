@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use curator_store::{ListFilter, Listing, Recovered};
+use curator_store::{ListFilter, Recovered};
 use serde::Serialize;
 
 use crate::context::{Context, StoreChoice};
@@ -53,10 +53,7 @@ pub(crate) fn run(ctx: &Context) -> Result<ExitCode> {
     };
     let listing = store.list(&ListFilter::default())?;
     // The queue too: a proposal that cannot be read is never reviewed nor tried on probation.
-    let queue = match store.list_pending(&ListFilter::default()) {
-        Err(curator_store::Error::Unsupported { .. }) => Listing::default(),
-        other => other?,
-    };
+    let queue = curator_engine::review::queue_or_empty(store.as_ref())?;
     problems.extend(
         listing.problems.iter().chain(&queue.problems).map(|p| ProblemView {
             path: p.path.display().to_string(),

@@ -72,6 +72,15 @@ pub fn pending(store: &dyn Store, filter: &ListFilter) -> Result<Listing, Review
     Ok(store.list_pending(filter)?)
 }
 
+/// The whole review queue, with the files it refuses; empty for a store that keeps no queue
+/// (what `lint` checks beside memory).
+pub fn queue_or_empty(store: &dyn Store) -> curator_store::Result<Listing> {
+    match store.list_pending(&ListFilter::default()) {
+        Err(curator_store::Error::Unsupported { .. }) => Ok(Listing::default()),
+        other => other,
+    }
+}
+
 /// Approves the pending observation `id`: it enters its tier folder, unchanged.
 pub fn approve(
     store: &dyn Store,
@@ -235,10 +244,7 @@ fn waiting_alike(
     scope: &ScopeName,
     observation: &Observation,
 ) -> curator_store::Result<Option<ObservationId>> {
-    let waiting = match tx.pending_list_scope(tier, scope) {
-        Err(curator_store::Error::Unsupported { .. }) => return Ok(None),
-        other => other?,
-    };
+    let waiting = waiting_in(tx, tier, scope)?;
     let said = format!("{} {}", observation.title, observation.content);
     Ok(waiting
         .into_iter()
@@ -304,6 +310,19 @@ pub fn fresh_id(tx: &mut dyn Transaction) -> curator_store::Result<ObservationId
         if tx.get(&id)?.is_none() && queued(tx, &id)?.is_none() {
             return Ok(id);
         }
+    }
+}
+
+/// The proposals waiting in `tier`/`scope`, read in `tx` ([`Transaction::pending_list_scope`]:
+/// no other writer queues there before `tx` ends); none when the store keeps no queue.
+pub(crate) fn waiting_in(
+    tx: &mut dyn Transaction,
+    tier: Tier,
+    scope: &ScopeName,
+) -> curator_store::Result<Vec<StoredObservation>> {
+    match tx.pending_list_scope(tier, scope) {
+        Err(curator_store::Error::Unsupported { .. }) => Ok(Vec::new()),
+        other => other,
     }
 }
 

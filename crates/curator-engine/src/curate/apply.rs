@@ -210,19 +210,10 @@ fn add(
         observation_similarity(content, title, text) >= DUPLICATE_THRESHOLD
     };
     if ctx.queue_adds {
-        let waiting = match tx.pending_list_scope(tier, &scope_name) {
-            Err(curator_store::Error::Unsupported { .. }) => Vec::new(),
-            other => other.map_err(|e| processing("add", e))?,
-        };
-        let proposed_here = log.deltas.iter().any(|d| {
-            d.action == Action::Propose
-                && d.tier == tier.dir_name()
-                && d.scope == scope_name.as_str()
-                && d.after.as_ref().is_some_and(|a| same(&a.title, &a.content))
-        });
-        if proposed_here
-            || waiting.iter().any(|q| same(&q.observation.title, &q.observation.content))
-        {
+        let waiting =
+            crate::review::waiting_in(tx, tier, &scope_name).map_err(|e| processing("add", e))?;
+        // The transaction sees its own writes: an earlier decision's proposal is in `waiting`.
+        if waiting.iter().any(|q| same(&q.observation.title, &q.observation.content)) {
             return Ok(());
         }
     }

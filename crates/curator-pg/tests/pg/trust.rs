@@ -5,9 +5,9 @@
 
 use curator_core::config::ReviewMode;
 use curator_core::{ObservationId, Tier};
-use curator_engine::curate::{CurateOptions, RunRecord, curate};
+use curator_engine::curate::{CurateOptions, Decisions, RunRecord, curate};
 use curator_engine::probation::ProbationOptions;
-use curator_engine::providers::RulesProvider;
+use curator_engine::providers::{ExplicitProvider, RulesProvider};
 use curator_engine::session::{fill_from_session, load_session_in};
 use curator_engine::{QueryOptions, RunStep, query_in, review, undo};
 use curator_store::evidence::{EvidenceQuery, RunEvidence, StepEvidence};
@@ -128,6 +128,16 @@ fn scenario(store: &dyn Store) -> Vec<String> {
         review::propose(store, Tier::Products, &scope("acme"), o, "api", ReviewMode::Auto, None)
             .unwrap()
     };
+    // The same add twice in one agent's list: the second finds the first in the transaction.
+    let add = json!({"action": "add", "title": "Grolsh menu sticks", "content": "It sticks.",
+                     "scope": "product", "reasoning": "seen"});
+    let decisions = Decisions::from_value(&json!({"decisions": [add, add]})).unwrap();
+    let twice = record("r_twice", "passed", json!([{"name": "a", "status": "passed"}]));
+    let mut r = RunRecord::from_value(&twice).unwrap();
+    fill_from_session(store, &mut r).unwrap();
+    let provider = ExplicitProvider::proposal(decisions);
+    let log = curate(store, &r, &provider, &CurateOptions::default()).unwrap();
+    out.push(format!("same add twice: proposed {} queued {:?}", log.proposed, queued(store)));
     let first = propose("The wibble tab hides its badge");
     let again = propose("the WIBBLE tab hides its badge");
     out.push(format!(
@@ -153,6 +163,7 @@ fn review_evidence_and_probation_match_the_file_store() {
     );
     assert!(on_files.iter().any(|l| l == "failed: rejected 1"), "{on_files:#?}");
     assert!(on_files.iter().any(|l| l == "retried: applied true evidence None"), "{on_files:#?}");
+    assert!(on_files.iter().any(|l| l.starts_with("same add twice: proposed 1 ")), "{on_files:#?}");
     assert!(
         on_files.iter().any(|l| l.starts_with("proposed twice: same true already false true")),
         "{on_files:#?}"

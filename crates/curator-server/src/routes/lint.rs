@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use axum::response::Json;
-use curator_store::{ListFilter, Listing};
+use curator_store::ListFilter;
 use serde::Serialize;
 
 use super::ApiRoutes;
@@ -33,10 +33,7 @@ pub(crate) struct LintProblem {
 pub(crate) fn report(state: &AppState) -> Result<LintReport, ApiError> {
     let listing = state.store().list(&ListFilter::default())?;
     // The review queue too: a proposal that cannot be read is never reviewed.
-    let queue = match state.store().list_pending(&ListFilter::default()) {
-        Err(curator_store::Error::Unsupported { .. }) => Listing::default(),
-        other => other?,
-    };
+    let queue = curator_engine::review::queue_or_empty(state.store())?;
     let problems = listing
         .problems
         .iter()
